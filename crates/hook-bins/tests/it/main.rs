@@ -1,0 +1,104 @@
+//! Integration tests of the `hookpack-<event>` binaries, run as real subprocesses.
+#![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
+
+mod smoke;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use hook_model::EventKind;
+
+fn workspace_root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The first example payload of `kind`, from `examples/<event-kebab>/`.
+fn first_example(kind: EventKind) -> PathBuf {
+    let dir = workspace_root().join("examples").join(kind.kebab());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files.into_iter().next().unwrap_or_else(|| panic!("no example in {}", dir.display()))
+}
+
+/// Runs `binary` on `stdin` with a clean environment in which no project uses hookpack.
+fn spawn(binary: &str, stdin: Stdio, project: &Path) -> std::process::Output {
+    Command::new(binary)
+        .env_clear()
+        .env("CLAUDE_PROJECT_DIR", project)
+        .stdin(stdin)
+        .output()
+        .unwrap_or_else(|e| panic!("spawning {binary}: {e}"))
+}
+
+/// The generated smoke test of each binary: wired to its own event, silent where hookpack is
+/// not in use, one stderr line for another event's payload.
+pub(crate) fn smoke(binary: &str, kind: EventKind) {
+    let name = Path::new(binary).file_stem().unwrap().to_str().unwrap();
+    assert_eq!(name, kind.binary_name());
+    let no_project = workspace_root().join("crates");
+
+    let example = std::fs::File::open(first_example(kind)).unwrap();
+    let output = spawn(binary, example.into(), &no_project);
+    assert_eq!(output.status.code(), Some(0), "{name}");
+    assert!(output.stdout.is_empty(), "{name}: {}", String::from_utf8_lossy(&output.stdout));
+    assert!(output.stderr.is_empty(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+
+    let other = if kind == EventKind::Stop { EventKind::SessionStart } else { EventKind::Stop };
+    let example = std::fs::File::open(first_example(other)).unwrap();
+    let output = spawn(binary, example.into(), &no_project);
+    assert_eq!(output.status.code(), Some(0), "{name}");
+    assert!(output.stdout.is_empty(), "{name}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+    assert!(stderr.starts_with(&format!("{name}: payload is for `{other}`")), "{name}: {stderr}");
+}
+
+/// Tidy: the binaries are exactly one per event, so a new event cannot ship without its hook.
+#[test]
+fn one_binary_per_event() {
+    let dir = workspace_root().join("crates/hook-bins/src/bin");
+    let found: BTreeSet<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().file_stem().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    let expected: BTreeSet<String> =
+        EventKind::ALL.iter().map(|kind| kind.binary_name().to_owned()).collect();
+    assert_eq!(found, expected);
+}
+
+/// A real process given 100 MB on stdin: drained, answered with nothing, one stderr line.
+#[test]
+fn a_hundred_megabytes_of_stdin_fail_open() {
+    use std::io::Write;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookpack-user-prompt-submit"))
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 20];
+        for _ in 0..100 {
+            stdin.write_all(&chunk)?;
+        }
+        Ok::<_, std::io::Error>(())
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().expect("the hook read all of stdin");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "hookpack-user-prompt-submit: stdin is 104857600 bytes, over the 67108864-byte limit; \
+         answered nothing\n"
+    );
+}

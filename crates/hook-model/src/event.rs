@@ -1,0 +1,225 @@
+//! [`EventKind`]: the hook events, named exactly as Claude Code names them.
+
+use std::fmt;
+
+macro_rules! define_event_kind {
+    ($( $name:ident, $kebab:literal, $input:ident, $output:ident; )+) => {
+        /// A Claude Code hook event.
+        ///
+        /// The 31 events of the hooks reference (Claude Code 2.1.240) plus `PreModelSwitch` and
+        /// `PostModelSwitch`, which the Agent SDK types (2.1.330) already declare.
+        /// Nothing outside this crate matches events by string: use [`EventKind::from_name`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum EventKind {
+            $(
+                #[doc = concat!("`", stringify!($name), "`, answered by `hookpack-", $kebab, "`.")]
+                $name,
+            )+
+        }
+
+        impl EventKind {
+            /// Every event, in the order of the hooks reference.
+            pub const ALL: &'static [EventKind] = &[$(EventKind::$name),+];
+
+            /// The name Claude Code uses in `hook_event_name` and in settings files.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( EventKind::$name => stringify!($name), )+
+                }
+            }
+
+            /// The event's name in kebab case, as used in binary names and `examples/`.
+            pub const fn kebab(self) -> &'static str {
+                match self {
+                    $( EventKind::$name => $kebab, )+
+                }
+            }
+
+            /// The name of the binary that answers this event, e.g. `hookpack-pre-tool-use`.
+            pub const fn binary_name(self) -> &'static str {
+                match self {
+                    $( EventKind::$name => concat!("hookpack-", $kebab), )+
+                }
+            }
+
+            /// The event Claude Code calls `name`, spelled exactly (case-sensitive).
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name {
+                    $( stringify!($name) => Some(EventKind::$name), )+
+                    _ => None,
+                }
+            }
+
+            /// The event whose kebab-case name is `kebab`.
+            pub fn from_kebab(kebab: &str) -> Option<Self> {
+                match kebab {
+                    $( $kebab => Some(EventKind::$name), )+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+for_each_event!(define_event_kind);
+
+impl EventKind {
+    /// Whether the event's `hookSpecificOutput` takes `additionalContext`, text for the model.
+    pub const fn accepts_additional_context(self) -> bool {
+        use EventKind::{
+            PostModelSwitch, PostToolBatch, PostToolUse, PostToolUseFailure, PreToolUse,
+            SessionStart, Setup, Stop, SubagentStart, SubagentStop, UserPromptExpansion,
+            UserPromptSubmit,
+        };
+        matches!(
+            self,
+            SessionStart
+                | Setup
+                | UserPromptSubmit
+                | UserPromptExpansion
+                | PreToolUse
+                | PostToolUse
+                | PostToolUseFailure
+                | PostToolBatch
+                | SubagentStart
+                | SubagentStop
+                | Stop
+                | PostModelSwitch
+        )
+    }
+
+    /// Whether the event honours a top-level `"decision": "block"` with a `reason`.
+    pub const fn accepts_block_decision(self) -> bool {
+        use EventKind::{
+            ConfigChange, PostToolBatch, PostToolUse, PreCompact, Stop, SubagentStop, TaskCreated,
+            UserPromptExpansion, UserPromptSubmit,
+        };
+        matches!(
+            self,
+            UserPromptSubmit
+                | UserPromptExpansion
+                | PostToolUse
+                | PostToolBatch
+                | Stop
+                | SubagentStop
+                | TaskCreated
+                | ConfigChange
+                | PreCompact
+        )
+    }
+
+    /// Whether Claude Code shows the output's `systemMessage` to the user for this event.
+    /// The events that discard it are listed in the hooks reference (§4.2).
+    pub const fn shows_system_message(self) -> bool {
+        use EventKind::{
+            ConfigChange, Elicitation, ElicitationResult, InstructionsLoaded, MessageDisplay,
+            Notification, PostCompact, PreCompact, SessionEnd, StopFailure, WorktreeCreate,
+            WorktreeRemove,
+        };
+        !matches!(
+            self,
+            Notification
+                | StopFailure
+                | InstructionsLoaded
+                | MessageDisplay
+                | ConfigChange
+                | WorktreeCreate
+                | WorktreeRemove
+                | SessionEnd
+                | PreCompact
+                | PostCompact
+                | Elicitation
+                | ElicitationResult
+        )
+    }
+
+    /// Whether the event's payload carries `tool_name` and `tool_input`.
+    pub const fn is_tool_event(self) -> bool {
+        use EventKind::{
+            PermissionDenied, PermissionRequest, PostToolUse, PostToolUseFailure, PreToolUse,
+        };
+        matches!(
+            self,
+            PreToolUse | PermissionRequest | PermissionDenied | PostToolUse | PostToolUseFailure
+        )
+    }
+
+    /// Whether Claude Code documents the event only in the Agent SDK types, not in the hooks
+    /// reference: its shape is less certain than the others'.
+    pub const fn is_sdk_only(self) -> bool {
+        matches!(self, EventKind::PreModelSwitch | EventKind::PostModelSwitch)
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for EventKind {
+    type Err = UnknownEvent;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::from_name(name).ok_or_else(|| UnknownEvent(name.to_owned()))
+    }
+}
+
+impl serde::Serialize for EventKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A name that is not one of Claude Code's hook events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownEvent(pub String);
+
+impl fmt::Display for UnknownEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown hook event `{}`", self.0)
+    }
+}
+
+impl std::error::Error for UnknownEvent {}
+
+#[cfg(test)]
+mod tests {
+    use super::EventKind;
+
+    #[test]
+    fn names_round_trip() {
+        for &kind in EventKind::ALL {
+            assert_eq!(EventKind::from_name(kind.as_str()), Some(kind));
+            assert_eq!(EventKind::from_kebab(kind.kebab()), Some(kind));
+            assert_eq!(kind.binary_name(), format!("hookpack-{}", kind.kebab()));
+        }
+    }
+
+    #[test]
+    fn kebab_is_derived_from_the_name() {
+        for &kind in EventKind::ALL {
+            let mut kebab = String::new();
+            for (i, c) in kind.as_str().char_indices() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    kebab.push('-');
+                }
+                kebab.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(kind.kebab(), kebab);
+        }
+    }
+
+    #[test]
+    fn thirty_one_documented_events_plus_two_from_the_sdk() {
+        assert_eq!(EventKind::ALL.len(), 33);
+        assert_eq!(EventKind::ALL.iter().filter(|k| k.is_sdk_only()).count(), 2);
+    }
+
+    #[test]
+    fn names_are_case_sensitive() {
+        assert_eq!(EventKind::from_name("pretooluse"), None);
+        assert_eq!(EventKind::from_name("PreToolUse "), None);
+        assert!("Nope".parse::<EventKind>().is_err());
+    }
+}

@@ -1,0 +1,139 @@
+//! The one place hookpack does process IO.
+//!
+//! Every `hookpack-<event>` binary is one call to [`main`] with its [`EventKind`]. [`run`] does
+//! the work on any reader and writers, so tests drive it in-process:
+//! stdin → [`hook_model::HookInput`] → answer → at most one JSON object on stdout + [`ExitStatus`].
+//!
+//! Failures fail open (CONTRACT §7): whatever goes wrong, the hook exits 0 with empty or valid
+//! output and says what went wrong in one short stderr line.
+//!
+//! ```
+//! use hook_model::EventKind;
+//! use hook_runtime::{Env, ExitStatus, run};
+//!
+//! let payload = br#"{"hook_event_name":"Stop","session_id":"s","transcript_path":"/t",
+//!                    "cwd":"/nowhere","stop_hook_active":false}"#;
+//! let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+//! let status = run(EventKind::Stop, &mut &payload[..], &mut stdout, &mut stderr, &Env::default());
+//! assert_eq!(status, ExitStatus::Proceed);
+//! assert!(stdout.is_empty(), "no hookpack here: the hook stays silent");
+//! ```
+
+mod env;
+mod exit;
+mod project;
+mod respond;
+mod stdin;
+
+use std::io::{Read, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+use std::process::ExitCode;
+
+use hook_model::{EventKind, HookInput, InputError};
+
+pub use env::{Env, EnvVars};
+pub use exit::ExitStatus;
+pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
+pub use stdin::MAX_STDIN_BYTES;
+
+use respond::Answer;
+use stdin::{StdinError, read_payload};
+
+/// The entry point of every `hookpack-<event>` binary.
+///
+/// Locks the standard streams, reads the environment and calls [`run`]. A panic anywhere below
+/// is caught and answered like any other failure: nothing on stdout, one line on stderr, exit 0.
+pub fn main(kind: EventKind) -> ExitCode {
+    // The default hook prints a multi-line report; the hook's stderr gets one line instead.
+    panic::set_hook(Box::new(|_| {}));
+    let env = Env::from_process();
+    let mut stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let status = panic::catch_unwind(AssertUnwindSafe(|| {
+        run(kind, &mut stdin, &mut stdout, &mut stderr, &env)
+    }));
+    let status = status.unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("unknown panic");
+        Answer::note(format!("internal error ({message})")).write(kind, &mut stdout, &mut stderr)
+    });
+    status.into()
+}
+
+/// Answers one `kind` event: reads the payload from `stdin`, writes at most one JSON object to
+/// `stdout` and at most one line to `stderr`, and returns how the process should exit.
+pub fn run(
+    kind: EventKind,
+    stdin: &mut dyn Read,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    env: &Env,
+) -> ExitStatus {
+    answer(kind, stdin, env).write(kind, stdout, stderr)
+}
+
+fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
+    let payload = match read_payload(stdin, MAX_STDIN_BYTES) {
+        Ok(payload) => payload,
+        Err(StdinError::TooLarge { total }) => {
+            return Answer::note(format!(
+                "stdin is {total} bytes, over the {MAX_STDIN_BYTES}-byte limit"
+            ));
+        }
+        Err(StdinError::Io(err)) => return Answer::note(format!("cannot read stdin: {err}")),
+    };
+    if payload.iter().all(u8::is_ascii_whitespace) {
+        return Answer::note("stdin is empty; Claude Code always sends a JSON object".into());
+    }
+    let payload: serde_json::Value = match serde_json::from_slice(&payload) {
+        Ok(payload) => payload,
+        Err(err) => return Answer::note(format!("stdin is not a JSON object: {err}")),
+    };
+    let input = match HookInput::from_value(kind, &payload) {
+        Ok(input) => input,
+        Err(err @ InputError::WrongEvent { .. }) => {
+            return Answer::note(format!("{err}; check the hook's command in settings.json"));
+        }
+        Err(err) => return Answer::note(err.to_string()),
+    };
+
+    let Some(installation) = Installation::discover(env, Path::new(&input.common.cwd)) else {
+        // No hookpack here: hooks installed for the user must not disturb other projects.
+        return Answer::Silent;
+    };
+    let artifact = installation.artifact_path(env);
+    if !artifact.is_file() {
+        return Answer::note(format!(
+            "no compiled rules at {}; run `hookpack compile`",
+            artifact.display()
+        ));
+    }
+    // The rule engine arrives with the artifact format; until then a compiled project is
+    // answered with nothing, which is what an empty rule set answers.
+    Answer::Silent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_panic_payload_is_reported_in_one_line() {
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        let status = Answer::note("internal error (boom\nsecond line)".into()).write(
+            EventKind::Stop,
+            &mut stdout,
+            &mut stderr,
+        );
+        assert_eq!(status, ExitStatus::Proceed);
+        assert!(stdout.is_empty());
+        let stderr = String::from_utf8(stderr).unwrap();
+        assert_eq!(stderr, "hookpack-stop: internal error (boom second line); answered nothing\n");
+    }
+}

@@ -1,0 +1,62 @@
+//! Where hookpack's files are for this run: the project, or the user's configuration alone.
+
+use std::path::{Path, PathBuf};
+
+use crate::Env;
+
+/// The folder under a project that holds hookpack's files.
+pub const PROJECT_SUBDIR: &str = ".claude/hookpack";
+
+/// The compiled artifact's path under a hookpack folder.
+pub const ARTIFACT_PATH: &str = "compiled/rules.hpk";
+
+/// The hookpack installation a hook run answers from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Installation {
+    /// A project with `.claude/hookpack/`: the root and that folder.
+    Project {
+        /// The project's root.
+        root: PathBuf,
+        /// `<root>/.claude/hookpack`.
+        dir: PathBuf,
+    },
+    /// No project uses hookpack, but the user has packs of their own.
+    User {
+        /// The user's hookpack configuration folder.
+        dir: PathBuf,
+    },
+}
+
+impl Installation {
+    /// Finds the installation for a payload whose `cwd` is `cwd`: the project is
+    /// `$CLAUDE_PROJECT_DIR`, else the nearest ancestor of `cwd` holding `.claude/hookpack/`;
+    /// without one, the user's configuration folder if it has packs. `None` means hookpack is
+    /// not in use here and the hook must stay silent.
+    pub fn discover(env: &Env, cwd: &Path) -> Option<Installation> {
+        let project = match &env.project_dir {
+            Some(root) => Some(root.clone()).filter(|root| root.join(PROJECT_SUBDIR).is_dir()),
+            None => {
+                cwd.ancestors().find(|dir| dir.join(PROJECT_SUBDIR).is_dir()).map(Path::to_path_buf)
+            }
+        };
+        if let Some(root) = project {
+            let dir = root.join(PROJECT_SUBDIR);
+            return Some(Installation::Project { root, dir });
+        }
+        let user = env.user_config_dir()?;
+        user.join("packs").is_dir().then_some(Installation::User { dir: user })
+    }
+
+    /// Where the compiled artifact is: `$HOOKPACK_ARTIFACT`, else `compiled/rules.hpk` in the
+    /// installation's folder.
+    pub fn artifact_path(&self, env: &Env) -> PathBuf {
+        if let Some(path) = &env.artifact {
+            return path.clone();
+        }
+        match self {
+            Installation::Project { dir, .. } | Installation::User { dir } => {
+                dir.join(ARTIFACT_PATH)
+            }
+        }
+    }
+}

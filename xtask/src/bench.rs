@@ -1,0 +1,206 @@
+//! `cargo xtask bench`: what a hook costs to start, as a ratio to the floor, in one run.
+//!
+//! Every `hookpack-<event>` binary is spawned on one of its examples, interleaved with the
+//! floor binary (`hook-floor`: read stdin, parse it with `serde_json`, print one object) on the
+//! same payload, and the medians are compared. Both are built twice, dynamically linked (cargo's
+//! default) and statically (`+crt-static`, Linux with glibc only), so the same run also says
+//! which linking starts faster and by how much. The run fails when a hook's median exceeds the
+//! floor's by more than the allowed ratio.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use hook_model::EventKind;
+
+use crate::release::{build_dynamic, build_static};
+use crate::workspace::root;
+
+/// A hook may cost at most this much more than the floor on the same payload (issue #2).
+const MAX_RATIO: f64 = 1.2;
+
+const USAGE: &str = "usage: cargo xtask bench [--runs N] [--dynamic-only]";
+
+#[derive(Debug)]
+struct Options {
+    runs: usize,
+    dynamic_only: bool,
+}
+
+fn parse(args: &[&str]) -> anyhow::Result<Options> {
+    let mut options = Options { runs: 200, dynamic_only: false };
+    let mut args = args.iter();
+    while let Some(&arg) = args.next() {
+        match arg {
+            "--runs" => {
+                let n = args.next().context(USAGE)?;
+                options.runs = n.parse().with_context(|| format!("--runs {n}: {USAGE}"))?;
+                ensure!(options.runs >= 5, "--runs must be at least 5");
+            }
+            "--dynamic-only" => options.dynamic_only = true,
+            _ => bail!("unknown argument `{arg}`\n{USAGE}"),
+        }
+    }
+    Ok(options)
+}
+
+pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
+    let options = parse(args)?;
+    let packages = ["hook-bins", "hook-floor"];
+    let mut linkings = vec![build_dynamic(&packages)?];
+    if !options.dynamic_only {
+        match build_static(&packages)? {
+            Some(linking) => linkings.push(linking),
+            None => println!("static linking: not available for this host; skipped"),
+        }
+    }
+
+    let scratch = root().join("target/bench");
+    let project = scratch.join("project");
+    std::fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;
+
+    let cases = cases()?;
+    println!(
+        "\nstart-up cost: median wall time of {} spawns each (fork, exec, stdin from file, \
+         stdout drained), hook and floor interleaved on the same payload; no project uses \
+         hookpack here",
+        options.runs
+    );
+    let mut failures = Vec::new();
+    let mut floors = Vec::new();
+    for linking in &linkings {
+        let floor = linking.bin_dir.join("hook-floor");
+        let mut rows = Vec::new();
+        for case in &cases {
+            let hook = linking.bin_dir.join(case.kind.binary_name());
+            let [hook_time, floor_time] =
+                measure(&[&hook, &floor], &case.payload, &project, options.runs)?;
+            rows.push((case, hook_time, floor_time));
+        }
+        println!("\n{} linking", linking.name);
+        println!("{:<52} {:>10} {:>10} {:>7}", "binary (example)", "hook", "floor", "ratio");
+        for (case, hook, floor) in &rows {
+            let ratio = hook.as_secs_f64() / floor.as_secs_f64();
+            let label = format!("{} ({})", case.kind.binary_name(), case.name);
+            let verdict = if ratio <= MAX_RATIO { "" } else { "  over the limit" };
+            println!("{label:<52} {:>10} {:>10} {ratio:>7.3}{verdict}", ms(*hook), ms(*floor));
+            if ratio > MAX_RATIO {
+                failures.push(format!("{} linking: {label}: {ratio:.3}", linking.name));
+            }
+        }
+        let floor_median = median(rows.iter().map(|row| row.2).collect());
+        let hook_median = median(rows.iter().map(|row| row.1).collect());
+        println!(
+            "median over events: hook {} / floor {} = {:.3}",
+            ms(hook_median),
+            ms(floor_median),
+            hook_median.as_secs_f64() / floor_median.as_secs_f64()
+        );
+        floors.push((linking.name, floor_median, hook_median));
+    }
+    if let [(_, dyn_floor, dyn_hook), (_, static_floor, static_hook)] = floors.as_slice() {
+        println!(
+            "\nstatic / dynamic: floor {:.3}, hooks {:.3}",
+            static_floor.as_secs_f64() / dyn_floor.as_secs_f64(),
+            static_hook.as_secs_f64() / dyn_hook.as_secs_f64()
+        );
+    }
+    if !failures.is_empty() {
+        bail!("hooks over {MAX_RATIO}x the floor:\n  {}", failures.join("\n  "));
+    }
+    println!("\nevery hook within {MAX_RATIO}x of the floor");
+    Ok(())
+}
+
+/// A payload to spawn a hook on.
+#[derive(Debug)]
+struct Case {
+    kind: EventKind,
+    name: String,
+    payload: PathBuf,
+}
+
+/// The first example of every event, plus the 50 KB prompt.
+fn cases() -> anyhow::Result<Vec<Case>> {
+    let examples = root().join("examples");
+    let mut cases = Vec::new();
+    for &kind in EventKind::ALL {
+        let dir = examples.join(kind.kebab());
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("reading {}", dir.display()))?
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        files.sort();
+        let first =
+            files.into_iter().next().with_context(|| format!("no example in {}", dir.display()))?;
+        cases.push(case(kind, first));
+    }
+    let long = examples.join("user-prompt-submit/long-50kb.json");
+    cases.push(case(EventKind::UserPromptSubmit, long));
+    Ok(cases)
+}
+
+fn case(kind: EventKind, payload: PathBuf) -> Case {
+    let name = payload.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Case { kind, name, payload }
+}
+
+/// Spawns each binary `runs` times, round-robin (the order alternating, so that neither always
+/// goes first), and returns each one's median.
+fn measure<const N: usize>(
+    binaries: &[&Path; N],
+    payload: &Path,
+    cwd: &Path,
+    runs: usize,
+) -> anyhow::Result<[Duration; N]> {
+    let mut samples: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(runs));
+    for _warm_up in 0..3 {
+        for binary in binaries {
+            spawn(binary, payload, cwd)?;
+        }
+    }
+    for run in 0..runs {
+        for i in 0..N {
+            let i = if run % 2 == 0 { i } else { N - 1 - i };
+            samples[i].push(spawn(binaries[i], payload, cwd)?);
+        }
+    }
+    Ok(samples.map(median))
+}
+
+/// One run of `binary` with `payload` on stdin, as Claude Code runs a hook: a clean
+/// environment but for the project folder, stdout and stderr read to the end.
+fn spawn(binary: &Path, payload: &Path, cwd: &Path) -> anyhow::Result<Duration> {
+    let stdin = File::open(payload).with_context(|| format!("opening {}", payload.display()))?;
+    let start = Instant::now();
+    let output = Command::new(binary)
+        .env_clear()
+        .env("CLAUDE_PROJECT_DIR", cwd)
+        .env("XDG_CONFIG_HOME", cwd)
+        .current_dir(cwd)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("spawning {}", binary.display()))?;
+    let elapsed = start.elapsed();
+    ensure!(output.status.success(), "{} exited with {}", binary.display(), output.status);
+    ensure!(
+        output.stderr.is_empty(),
+        "{}: {}",
+        binary.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(elapsed)
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.3} ms", duration.as_secs_f64() * 1e3)
+}

@@ -1,0 +1,52 @@
+//! Developer automation for hookpack: `cargo xtask <command>`.
+//!
+//! - `codegen [--check]`: the per-event binaries, their smoke tests and the input schemas;
+//! - `bench [--runs N]`: start-up cost of every hook against the floor binary, in one run;
+//! - `demo`: replays `examples/` through the real binaries and prints each answer;
+//! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`.
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
+
+mod bench;
+mod codegen;
+mod demo;
+mod release;
+mod workspace;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  codegen [--check]   generate the per-event binaries, smoke tests and input schemas
+  bench [--runs N]    spawn every hook binary against the floor binary and print ratios
+  demo                replay examples/ through the hook binaries and print each answer
+  dist                build the hook binaries for release (static where possible) into target/dist/bin
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["codegen"] => codegen::run(workspace::Mode::Write),
+        ["codegen", "--check"] => codegen::run(workspace::Mode::Check),
+        ["bench", rest @ ..] => bench::run(rest),
+        ["demo"] => demo::run(),
+        ["dist"] => release::dist(),
+        ["help" | "--help" | "-h"] => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
