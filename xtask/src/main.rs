@@ -3,6 +3,7 @@
 //! - `codegen [--check]`: the per-event binaries, their smoke tests and the input schemas;
 //! - `bench [--runs N]`: start-up cost of every hook against the floor binary, in one run;
 //! - `demo`: replays `examples/` through the real binaries and prints each answer;
+//! - `tidy`: house rules no compiler checks (also run by `cargo test`);
 //! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
@@ -10,6 +11,7 @@ mod bench;
 mod codegen;
 mod demo;
 mod release;
+mod tidy;
 mod workspace;
 
 use std::process::ExitCode;
@@ -21,6 +23,7 @@ commands:
   codegen [--check]   generate the per-event binaries, smoke tests and input schemas
   bench [--runs N]    spawn every hook binary against the floor binary and print ratios
   demo                replay examples/ through the hook binaries and print each answer
+  tidy                check the house rules no compiler checks
   dist                build the hook binaries for release (static where possible) into target/dist/bin
 ";
 
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench::run(rest),
         ["demo"] => demo::run(),
         ["dist"] => release::dist(),
+        ["tidy"] => tidy::run(),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

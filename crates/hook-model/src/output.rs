@@ -808,3 +808,107 @@ impl HookOutput {
         serde_json::to_string(self).ok()
     }
 }
+
+/// A field an event's output does not have: Claude Code would not read it there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotAccepted {
+    /// The event.
+    pub event: EventKind,
+    /// The field, as Claude Code spells it.
+    pub field: &'static str,
+}
+
+impl std::fmt::Display for NotAccepted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` does not read `{}`", self.event, self.field)
+    }
+}
+
+impl std::error::Error for NotAccepted {}
+
+/// Setters for the fields many events share, so that the engine builds any event's answer
+/// without matching on events itself. Each refuses an event that does not read the field.
+impl HookOutput {
+    /// Sets `hookSpecificOutput.additionalContext`: text for the model.
+    ///
+    /// # Errors
+    ///
+    /// When the event takes no context ([`EventKind::accepts_additional_context`]).
+    pub fn set_additional_context(&mut self, text: String) -> Result<(), NotAccepted> {
+        let slot = match self {
+            HookOutput::SessionStart(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::Setup(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::UserPromptSubmit(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::UserPromptExpansion(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::PreToolUse(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::PostToolUse(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::PostToolUseFailure(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::PostToolBatch(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::SubagentStart(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::SubagentStop(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::Stop(o) => &mut o.hook_specific_output.additional_context,
+            HookOutput::PostModelSwitch(o) => &mut o.hook_specific_output.additional_context,
+            _ => return Err(NotAccepted { event: self.kind(), field: "additionalContext" }),
+        };
+        *slot = Some(text);
+        Ok(())
+    }
+
+    /// Sets `systemMessage`: a note for the user.
+    ///
+    /// # Errors
+    ///
+    /// When Claude Code discards the event's `systemMessage`
+    /// ([`EventKind::shows_system_message`]).
+    pub fn set_system_message(&mut self, text: String) -> Result<(), NotAccepted> {
+        let slot = match self {
+            HookOutput::SessionStart(o) => &mut o.system_message,
+            HookOutput::Setup(o) => &mut o.system_message,
+            HookOutput::UserPromptSubmit(o) => &mut o.system_message,
+            HookOutput::UserPromptExpansion(o) => &mut o.system_message,
+            HookOutput::PreToolUse(o) => &mut o.system_message,
+            HookOutput::PermissionRequest(o) => &mut o.system_message,
+            HookOutput::PermissionDenied(o) => &mut o.system_message,
+            HookOutput::PostToolUse(o) => &mut o.system_message,
+            HookOutput::PostToolUseFailure(o) => &mut o.system_message,
+            HookOutput::PostToolBatch(o) => &mut o.system_message,
+            HookOutput::SubagentStart(o) => &mut o.system_message,
+            HookOutput::SubagentStop(o) => &mut o.system_message,
+            HookOutput::TaskCreated(o) => &mut o.system_message,
+            HookOutput::TaskCompleted(o) => &mut o.system_message,
+            HookOutput::Stop(o) => &mut o.system_message,
+            HookOutput::TeammateIdle(o) => &mut o.system_message,
+            HookOutput::CwdChanged(o) => &mut o.system_message,
+            HookOutput::DirectoryAdded(o) => &mut o.system_message,
+            HookOutput::FileChanged(o) => &mut o.system_message,
+            HookOutput::PreModelSwitch(o) => &mut o.system_message,
+            HookOutput::PostModelSwitch(o) => &mut o.system_message,
+            _ => return Err(NotAccepted { event: self.kind(), field: "systemMessage" }),
+        };
+        *slot = Some(text);
+        Ok(())
+    }
+
+    /// Sets the top-level `"decision": "block"` with its reason.
+    ///
+    /// # Errors
+    ///
+    /// When the event blocks some other way, or not at all
+    /// ([`EventKind::accepts_block_decision`]).
+    pub fn set_block(&mut self, reason: String) -> Result<(), NotAccepted> {
+        let slot = match self {
+            HookOutput::UserPromptSubmit(o) => &mut o.block,
+            HookOutput::UserPromptExpansion(o) => &mut o.block,
+            HookOutput::PostToolUse(o) => &mut o.block,
+            HookOutput::PostToolBatch(o) => &mut o.block,
+            HookOutput::Stop(o) => &mut o.block,
+            HookOutput::SubagentStop(o) => &mut o.block,
+            HookOutput::TaskCreated(o) => &mut o.block,
+            HookOutput::ConfigChange(o) => &mut o.block,
+            HookOutput::PreCompact(o) => &mut o.block,
+            _ => return Err(NotAccepted { event: self.kind(), field: "decision" }),
+        };
+        *slot = Some(Block { reason });
+        Ok(())
+    }
+}

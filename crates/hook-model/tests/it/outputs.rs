@@ -283,3 +283,35 @@ fn no_orphan_snapshots() {
         assert!(!matches!(kind, EventKind::WorktreeCreate | EventKind::SessionEnd), "{name}");
     }
 }
+
+/// The shared setters agree with what `EventKind` says each event reads, and write where the
+/// snapshots above show.
+#[test]
+fn setters_agree_with_event_capabilities() {
+    for &kind in EventKind::ALL {
+        let mut output = HookOutput::empty(kind);
+        let context = output.set_additional_context("ctx".into());
+        assert_eq!(context.is_ok(), kind.accepts_additional_context(), "{kind}");
+        let message = output.set_system_message("note".into());
+        assert_eq!(message.is_ok(), kind.shows_system_message(), "{kind}");
+        let block = output.set_block("why".into());
+        assert_eq!(block.is_ok(), kind.accepts_block_decision(), "{kind}");
+
+        let rendered = output.render();
+        let value: Value =
+            rendered.as_deref().map_or(Value::Null, |json| serde_json::from_str(json).unwrap());
+        if kind.accepts_additional_context() {
+            assert_eq!(value["hookSpecificOutput"]["additionalContext"], "ctx", "{kind}");
+            assert_eq!(value["hookSpecificOutput"]["hookEventName"], kind.as_str());
+        }
+        if kind.shows_system_message() {
+            assert_eq!(value["systemMessage"], "note", "{kind}");
+        }
+        if kind.accepts_block_decision() {
+            assert_eq!((&value["decision"], &value["reason"]), (&"block".into(), &"why".into()));
+        }
+        if let Err(err) = context {
+            assert_eq!(err.to_string(), format!("`{kind}` does not read `additionalContext`"));
+        }
+    }
+}
