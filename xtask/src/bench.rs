@@ -16,7 +16,7 @@ use anyhow::{Context, bail, ensure};
 use hook_model::EventKind;
 
 use crate::release::{build_dynamic, build_static};
-use crate::workspace::root;
+use crate::workspace::{examples, root};
 
 /// A hook may cost at most this much more than the floor on the same payload (issue #2).
 const MAX_RATIO: f64 = 1.2;
@@ -124,20 +124,13 @@ struct Case {
 
 /// The first example of every event, plus the 50 KB prompt.
 fn cases() -> anyhow::Result<Vec<Case>> {
-    let examples = root().join("examples");
     let mut cases = Vec::new();
     for &kind in EventKind::ALL {
-        let dir = examples.join(kind.kebab());
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .with_context(|| format!("reading {}", dir.display()))?
-            .map(|entry| entry.map(|e| e.path()))
-            .collect::<Result<_, _>>()?;
-        files.sort();
         let first =
-            files.into_iter().next().with_context(|| format!("no example in {}", dir.display()))?;
+            examples(kind)?.into_iter().next().with_context(|| format!("no {kind} example"))?;
         cases.push(case(kind, first));
     }
-    let long = examples.join("user-prompt-submit/long-50kb.json");
+    let long = root().join("examples/user-prompt-submit/long-50kb.json");
     cases.push(case(EventKind::UserPromptSubmit, long));
     Ok(cases)
 }

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, ensure};
 use hook_model::EventKind;
 
-use crate::workspace::{cargo, root};
+use crate::workspace::{cargo, examples, root};
 
 pub(crate) fn run() -> anyhow::Result<()> {
     let status = cargo().args(["build", "--quiet", "--package", "hook-bins"]).status()?;
@@ -60,16 +60,6 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     println!("\nRule packs, the compiler and the engine arrive with issues #3 and #4.");
     Ok(())
-}
-
-fn examples(kind: EventKind) -> anyhow::Result<Vec<PathBuf>> {
-    let dir = root().join("examples").join(kind.kebab());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    files.sort();
-    Ok(files)
 }
 
 #[derive(Clone, Copy)]

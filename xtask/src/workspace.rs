@@ -22,6 +22,18 @@ pub(crate) fn cargo() -> Command {
     Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
+/// The example payloads of `kind`, `examples/<event-kebab>/*.json`, sorted by name.
+pub(crate) fn examples(kind: hook_model::EventKind) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = root().join("examples").join(kind.kebab());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    files.retain(|path| path.extension().is_some_and(|ext| ext == "json"));
+    files.sort();
+    Ok(files)
+}
+
 /// A set of generated files, written or checked as one.
 #[derive(Debug)]
 pub(crate) struct Generated {

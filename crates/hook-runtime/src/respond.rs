@@ -24,10 +24,6 @@ pub(crate) enum Answer {
 }
 
 impl Answer {
-    pub(crate) fn note(message: String) -> Answer {
-        Answer::Note(message)
-    }
-
     /// Writes the answer and returns the exit status, the only place that decides it.
     /// Errors writing to stdout or stderr are ignored: Claude Code has gone away, and there is
     /// nobody left to tell.
