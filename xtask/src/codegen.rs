@@ -3,7 +3,9 @@
 //! - `crates/hook-bins/src/bin/hookpack-<event>.rs`: one one-line `main` per [`EventKind`];
 //! - `crates/hook-bins/Cargo.toml`: the `[[bin]]` list, without a test harness per binary;
 //! - `crates/hook-bins/tests/it/smoke.rs`: one subprocess smoke test per binary;
-//! - `schemas/hook-input/<event>.schema.json`: the JSON Schema of each event's payload.
+//! - `schemas/hook-input/<event>.schema.json`: the JSON Schema of each event's payload;
+//! - `schemas/rule-pack.schema.json`, `schemas/config.schema.json`: the pack and config files,
+//!   from the shapes `rules-compiler` checks them against.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,12 @@ pub(crate) fn run(mode: Mode) -> anyhow::Result<()> {
         let schema = hook_model::schema::input_schema(kind);
         let text = serde_json::to_string_pretty(&schema)? + "\n";
         out.file(&schema_path(kind), &text)?;
+    }
+    for (path, schema) in [
+        ("schemas/rule-pack.schema.json", rules_compiler::rule_pack_schema()),
+        ("schemas/config.schema.json", rules_compiler::config_schema()),
+    ] {
+        out.file(Path::new(path), &(serde_json::to_string_pretty(&schema)? + "\n"))?;
     }
     for stale in files_in(SCHEMAS_DIR, "json")? {
         if !EventKind::ALL.iter().any(|&kind| schema_path(kind) == stale) {

@@ -1,0 +1,45 @@
+//! hookpack's rule packs: the language, its diagnostics, scopes and config, and the compiler.
+//!
+//! [`parse_pack`] reads one pack file into a [`Pack`] and reports every problem in it as a
+//! [`Diagnostic`] with its `file:line:col`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use rules_compiler::{SourceFile, parse_pack};
+//!
+//! let source = Arc::new(SourceFile::new("api.toml", r#"
+//! [pack]
+//! name = "api"
+//!
+//! [[rule]]
+//! id = "sql"
+//! on = "UserPromptSubmit"
+//! keywords = ["sql", "migration"]
+//! context = "Migrations live in db/migrations and are reviewed by the DBA."
+//! "#));
+//! let (pack, diagnostics) = parse_pack(&source, std::path::Path::new("."));
+//! assert!(diagnostics.is_empty(), "{}", diagnostics.render());
+//! assert_eq!(pack.unwrap().rules[0].full_id(), "api/sql");
+//! ```
+#![deny(missing_docs)]
+
+mod diag;
+mod model;
+mod pack;
+mod shape;
+mod source;
+
+pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use model::*;
+pub use pack::parse_pack;
+pub use source::SourceFile;
+
+/// The JSON Schema of rule pack files, for editors (`#:schema` in a pack's first line).
+pub fn rule_pack_schema() -> serde_json::Value {
+    shape::json_schema(&shape::PACK_FILE, "https://hookpack.dev/schemas/rule-pack.schema.json")
+}
+
+/// The JSON Schema of `hookpack.toml` config files.
+pub fn config_schema() -> serde_json::Value {
+    shape::json_schema(&shape::CONFIG_FILE, "https://hookpack.dev/schemas/config.schema.json")
+}

@@ -1,0 +1,276 @@
+//! The pack language after parsing: packs, rules, conditions, actions and tests.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use hook_model::EventKind;
+use serde_json::Value;
+
+use crate::SourceFile;
+
+/// One parsed rule pack.
+#[derive(Clone, Debug)]
+pub struct Pack {
+    /// `[pack] name`.
+    pub name: String,
+    /// `[pack] description`.
+    pub description: Option<String>,
+    /// `[pack] version`.
+    pub version: Option<String>,
+    /// The rules, in file order.
+    pub rules: Vec<Rule>,
+    /// The `[[test]]` cases, in file order.
+    pub tests: Vec<PackTest>,
+    /// The file.
+    pub source: Arc<SourceFile>,
+}
+
+/// One rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The pack's name.
+    pub pack: String,
+    /// The rule's id within the pack.
+    pub id: String,
+    /// The events it answers, without repeats.
+    pub on: Vec<EventKind>,
+    /// What must hold.
+    pub when: Conditions,
+    /// What it does.
+    pub then: Actions,
+    /// Where the rule is (its `id` value), for diagnostics.
+    pub span: Range<usize>,
+}
+
+impl Rule {
+    /// `<pack>/<id>`.
+    pub fn full_id(&self) -> String {
+        format!("{}/{}", self.pack, self.id)
+    }
+}
+
+/// A rule's conditions; all that are given must hold, a list means any of its items.
+#[derive(Clone, Debug, Default)]
+pub struct Conditions {
+    /// `tool`: which tools.
+    pub tool: Option<ToolMatcher>,
+    /// `paths` without `!`: any of these globs.
+    pub paths: Vec<String>,
+    /// `paths` with `!`, without it: none of these globs.
+    pub paths_excluded: Vec<String>,
+    /// `keywords`, `$tables` expanded: any of these terms.
+    pub keywords: Vec<String>,
+    /// `keywords_all`: every one of these terms.
+    pub keywords_all: Vec<String>,
+    /// `exclude`: none of these terms.
+    pub exclude: Vec<String>,
+    /// `regex`: any of these regexes.
+    pub regex: Vec<String>,
+    /// `field`: the dotted path of the text the four keys above read; `None` for the event's
+    /// default text.
+    pub field: Option<String>,
+    /// `star`: any of these star-commands (lowercase, without `*`).
+    pub star: Vec<String>,
+    /// `fields`, `source`, `trigger`, … : exact values of payload fields, by dotted path.
+    pub fields: Vec<FieldCondition>,
+    /// `bracket`: any of these brackets.
+    pub bracket: Vec<Bracket>,
+    /// `agent`: the active agent is one of these.
+    pub agent: Vec<String>,
+    /// `workflow`: the active workflow is one of these.
+    pub workflow: Vec<String>,
+    /// `task`: the active task is one of these.
+    pub task: Vec<String>,
+    /// `flags`: all of these are set.
+    pub flags: Vec<String>,
+    /// `not_flags`: none of these is set.
+    pub not_flags: Vec<String>,
+    /// `every`: the prompt number is a multiple of this.
+    pub every: Option<u32>,
+    /// `permission_mode`: one of these.
+    pub permission_mode: Vec<String>,
+}
+
+/// Which tools a rule applies to, in Claude Code's matcher semantics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolMatcher {
+    /// Exactly these names.
+    Names(Vec<String>),
+    /// An unanchored regex.
+    Regex(String),
+}
+
+/// Exact values of one payload field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldCondition {
+    /// The dotted path, e.g. `tool_input.run_in_background`.
+    pub path: String,
+    /// Any of these values.
+    pub values: Vec<Value>,
+}
+
+/// A context bracket: how much of the context window remains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bracket {
+    /// Plenty left.
+    Fresh,
+    /// Some used.
+    Moderate,
+    /// Getting full.
+    Depleted,
+    /// Nearly full.
+    Critical,
+}
+
+/// A context layer, SYNAPSE's L0–L7, injected in this order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// L0: non-negotiable rules.
+    Constitution,
+    /// L1: always-on rules.
+    #[default]
+    Global,
+    /// L2: the active agent's rules.
+    Agent,
+    /// L3: the active workflow's rules.
+    Workflow,
+    /// L4: the active task's rules.
+    Task,
+    /// L5: team rules.
+    Squad,
+    /// L6: keyword-triggered rules.
+    Keyword,
+    /// L7: star-command rules.
+    Command,
+}
+
+/// How often a context is injected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Once {
+    /// At most once per session.
+    Session,
+    /// At most once per session, and again after each compaction.
+    Compaction,
+}
+
+/// A rule's decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Decision {
+    /// `allow`.
+    Allow,
+    /// `ask`.
+    Ask,
+    /// `deny`.
+    Deny,
+    /// `block`.
+    Block,
+}
+
+/// What a rule does.
+#[derive(Clone, Debug, Default)]
+pub struct Actions {
+    /// `context` or the text of `context_file`.
+    pub context: Option<String>,
+    /// `layer`, or its default.
+    pub layer: Layer,
+    /// `pinned`.
+    pub pinned: bool,
+    /// `priority`.
+    pub priority: i32,
+    /// `once`.
+    pub once: Option<Once>,
+    /// `decision`.
+    pub decision: Option<Decision>,
+    /// `reason`.
+    pub reason: Option<String>,
+    /// `message`.
+    pub message: Option<String>,
+    /// `set`.
+    pub set: StateSet,
+    /// `unset`.
+    pub unset: StateUnset,
+    /// `capture`.
+    pub capture: Option<Capture>,
+    /// `repeat`.
+    pub repeat: bool,
+    /// `recall`.
+    pub recall: Option<Recall>,
+    /// `fail = "closed"`.
+    pub fail_closed: bool,
+}
+
+/// Session state to set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateSet {
+    /// The active agent.
+    pub agent: Option<String>,
+    /// The active workflow.
+    pub workflow: Option<String>,
+    /// The active task.
+    pub task: Option<String>,
+    /// Flags to set.
+    pub flags: Vec<String>,
+}
+
+/// Session state to clear.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateUnset {
+    /// Clear the active agent.
+    pub agent: bool,
+    /// Clear the active workflow.
+    pub workflow: bool,
+    /// Clear the active task.
+    pub task: bool,
+    /// Flags to clear.
+    pub flags: Vec<String>,
+}
+
+/// `capture`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capture {
+    /// The namespace; `None` for the default.
+    pub namespace: Option<String>,
+    /// How sure, 0 to 1.
+    pub confidence: f64,
+}
+
+/// `recall`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recall {
+    /// Match against the prompt (`true`) or the file path's terms (`false`).
+    pub from_prompt: bool,
+    /// At most this many.
+    pub max: u32,
+}
+
+/// A `[[test]]` case.
+#[derive(Clone, Debug)]
+pub struct PackTest {
+    /// What it shows.
+    pub name: String,
+    /// The payload, as written (common fields not yet filled in).
+    pub event: Value,
+    /// The event of the payload.
+    pub kind: EventKind,
+    /// What must happen.
+    pub expect: Expectation,
+    /// Where the test is (its `name` value).
+    pub span: Range<usize>,
+}
+
+/// What a test expects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Expectation {
+    /// The decision; `Some(None)` for `"none"`.
+    pub decision: Option<Option<Decision>>,
+    /// Exactly these rules fire (full ids).
+    pub rules: Option<Vec<String>>,
+    /// The context contains each of these.
+    pub context_contains: Vec<String>,
+    /// The context contains none of these.
+    pub context_excludes: Vec<String>,
+    /// The session state afterwards.
+    pub state: Option<StateSet>,
+    /// The bracket.
+    pub bracket: Option<Bracket>,
+}

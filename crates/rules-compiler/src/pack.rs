@@ -1,0 +1,817 @@
+//! Reading one pack file: TOML → [`Pack`], with every problem reported.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use hook_model::EventKind;
+use serde_json::Value;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::model::{
+    Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Layer, Once,
+    Pack, PackTest, Recall, Rule, StateSet, StateUnset, ToolMatcher,
+};
+use crate::shape;
+use crate::{Diagnostics, SourceFile};
+
+type Item<'i> = Spanned<DeValue<'i>>;
+
+/// Parses and checks one pack. `dir` is the folder `context_file` paths are relative to.
+/// Returns the pack when it has no errors; every problem is in the diagnostics either way.
+pub fn parse_pack(source: &Arc<SourceFile>, dir: &Path) -> (Option<Pack>, Diagnostics) {
+    let mut diags = Diagnostics::default();
+    let (document, errors) = DeTable::parse_recoverable(source.text());
+    for error in &errors {
+        let span = error.span().unwrap_or(0..0);
+        diags.error(source, span, format!("invalid TOML: {}", error.message()));
+    }
+    if !errors.is_empty() {
+        return (None, diags);
+    }
+    shape::check(source, &document, &shape::PACK_FILE, &mut diags);
+
+    let mut reader = Reader { source, dir, diags: &mut diags };
+    let pack = reader.pack(document.get_ref());
+    let pack = pack.filter(|_| !diags.has_errors());
+    (pack, diags)
+}
+
+struct Reader<'a> {
+    source: &'a Arc<SourceFile>,
+    dir: &'a Path,
+    diags: &'a mut Diagnostics,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.diags.error(self.source, span, message);
+    }
+
+    fn warning(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.diags.warning(self.source, span, message);
+    }
+
+    fn pack(&mut self, doc: &DeTable<'_>) -> Option<Pack> {
+        let meta = table(doc, "pack")?;
+        let (name, name_span) = string(meta, "pack", "name")?;
+        if !is_pack_name(name) {
+            self.error(name_span, format!("pack name `{name}` must match ^[a-z][a-z0-9-]*$"));
+        }
+        let tables = keyword_tables(doc);
+
+        let mut rules = Vec::new();
+        let mut seen: BTreeMap<String, Range<usize>> = BTreeMap::new();
+        for item in tables_of(doc, "rule") {
+            let Some(rule) = self.rule(name, item, &tables) else { continue };
+            if let Some(first) = seen.get(&rule.id) {
+                let (line, _) = self.source.line_col(first.start);
+                self.error(
+                    rule.span.clone(),
+                    format!("duplicate rule id `{}` (first defined on line {line})", rule.id),
+                );
+                continue;
+            }
+            seen.insert(rule.id.clone(), rule.span.clone());
+            rules.push(rule);
+        }
+
+        let tests = tables_of(doc, "test").filter_map(|item| self.test(item)).collect();
+        Some(Pack {
+            name: name.to_owned(),
+            description: string(meta, "pack", "description").map(|(s, _)| s.to_owned()),
+            version: string(meta, "pack", "version").map(|(s, _)| s.to_owned()),
+            rules,
+            tests,
+            source: self.source.clone(),
+        })
+    }
+
+    #[allow(clippy::too_many_lines, reason = "one block per key of the rule language")]
+    fn rule(
+        &mut self,
+        pack: &str,
+        item: &Item<'_>,
+        tables: &BTreeMap<String, Vec<String>>,
+    ) -> Option<Rule> {
+        let DeValue::Table(rule) = item.get_ref() else { return None };
+        let (id, id_span) = string(rule, "rule", "id")?;
+        if !is_rule_id(id) {
+            self.error(id_span.clone(), format!("rule id `{id}` must match ^[a-z0-9][a-z0-9_-]*$"));
+        }
+        let mut on = Vec::new();
+        for (name, _) in strings(rule.get("on")?) {
+            if let Some(kind) = EventKind::from_name(name).filter(|k| !on.contains(k)) {
+                on.push(kind);
+            }
+        }
+        if matches!(rule.get("on")?.get_ref(), DeValue::Array(items) if items.is_empty()) {
+            self.error(
+                rule.get("on")?.span(),
+                format!("rule `{id}` answers no event: `on` is empty"),
+            );
+        }
+
+        let mut check = Applicability { reader: self, rule, id, on: &on };
+        let mut when = Conditions::default();
+
+        if let Some(tool) = check.key("tool", EventKind::is_tool_event, "tool events") {
+            when.tool = check.reader.tool(tool);
+        }
+        if let Some(paths) = check.key("paths", EventKind::is_tool_event, "tool events") {
+            for (glob, span) in strings(paths) {
+                let (excluded, pattern) = match glob.strip_prefix('!') {
+                    Some(pattern) => (true, pattern),
+                    None => (false, glob),
+                };
+                if let Err(err) = globset::GlobBuilder::new(pattern).literal_separator(true).build()
+                {
+                    check
+                        .reader
+                        .error(span, format!("invalid glob `{pattern}`: {}", glob_error(&err)));
+                } else if excluded {
+                    when.paths_excluded.push(pattern.to_owned());
+                } else {
+                    when.paths.push(pattern.to_owned());
+                }
+            }
+            if strings(paths).is_empty() {
+                check
+                    .reader
+                    .warning(paths.span(), format!("rule `{id}` never fires: `paths` is empty"));
+            }
+        }
+
+        when.field = rule.get("field").and_then(|v| {
+            let (path, span) = str_item(v)?;
+            if path.is_empty() || path.split('.').any(str::is_empty) {
+                check.reader.error(
+                    span,
+                    format!(
+                        "`field` must be a dotted path such as `tool_input.command`, not `{path}`"
+                    ),
+                );
+            }
+            Some(path.to_owned())
+        });
+        let has_field = when.field.is_some();
+        let text_events =
+            move |kind: EventKind| has_field || hook_engine::text::has_default_text(kind);
+        let text_what = "events with a default text (or give `field`)";
+        for key in ["keywords", "keywords_all", "exclude"] {
+            if let Some(value) = check.key(key, text_events, text_what) {
+                let terms = check.reader.terms(key, value, tables);
+                if strings(value).is_empty() {
+                    let message = if key == "exclude" {
+                        format!("`exclude` of rule `{id}` is empty and excludes nothing")
+                    } else {
+                        format!("rule `{id}` never fires: `{key}` has no terms")
+                    };
+                    check.reader.warning(value.span(), message);
+                }
+                match key {
+                    "keywords" => when.keywords = terms,
+                    "keywords_all" => when.keywords_all = terms,
+                    _ => when.exclude = terms,
+                }
+            }
+        }
+        if let Some(value) = check.key("regex", text_events, text_what) {
+            for (pattern, span) in strings(value) {
+                match regex::RegexBuilder::new(pattern).size_limit(1 << 20).build() {
+                    Ok(_) => when.regex.push(pattern.to_owned()),
+                    Err(err) => {
+                        check.reader.error(span, format!("invalid regex: {}", regex_error(&err)));
+                    }
+                }
+            }
+        }
+        if let Some(value) =
+            check.key("star", |k| k == EventKind::UserPromptSubmit, "UserPromptSubmit")
+        {
+            for (name, span) in strings(value) {
+                let name = name.strip_prefix('*').unwrap_or(name);
+                if is_star_name(name) {
+                    when.star.push(name.to_ascii_lowercase());
+                } else {
+                    check
+                        .reader
+                        .error(span, format!("star-command `{name}` must match [a-z][a-z0-9_-]*"));
+                }
+            }
+        }
+        for (key, events, what) in FIELD_SHORTHANDS {
+            if let Some(value) = check.key(key, events, what) {
+                let values = strings(value).into_iter().map(|(s, _)| Value::from(s)).collect();
+                when.fields.push(FieldCondition { path: (*key).to_owned(), values });
+            }
+        }
+        if let Some(DeValue::Table(fields)) = rule.get("fields").map(Spanned::get_ref) {
+            for (path, value) in fields {
+                if path.get_ref().split('.').any(str::is_empty) {
+                    check.reader.error(
+                        path.span(),
+                        format!("`fields` key `{}` is not a dotted path", path.get_ref()),
+                    );
+                }
+                let values = match value.get_ref() {
+                    DeValue::Array(items) => {
+                        items.iter().filter_map(|v| scalar(v.get_ref())).collect()
+                    }
+                    other => scalar(other).into_iter().collect(),
+                };
+                when.fields.push(FieldCondition { path: path.get_ref().to_string(), values });
+            }
+        }
+        if let Some(value) = rule.get("bracket") {
+            when.bracket = strings(value).into_iter().filter_map(|(b, _)| bracket(b)).collect();
+            if when.bracket.is_empty() {
+                check
+                    .reader
+                    .warning(value.span(), format!("rule `{id}` never fires: `bracket` is empty"));
+            }
+        }
+        for (key, list) in [
+            ("agent", &mut when.agent),
+            ("workflow", &mut when.workflow),
+            ("task", &mut when.task),
+            ("flags", &mut when.flags),
+            ("not_flags", &mut when.not_flags),
+            ("permission_mode", &mut when.permission_mode),
+        ] {
+            if let Some(value) = rule.get(key) {
+                *list = strings(value).into_iter().map(|(s, _)| s.to_owned()).collect();
+                if list.is_empty() && key != "flags" && key != "not_flags" {
+                    check.reader.warning(
+                        value.span(),
+                        format!("rule `{id}` never fires: `{key}` is empty"),
+                    );
+                }
+            }
+        }
+        if let Some(value) =
+            check.key("every", |k| k == EventKind::UserPromptSubmit, "UserPromptSubmit")
+        {
+            let n = integer(value).unwrap_or(1);
+            if n == 0 {
+                check.reader.warning(value.span(), format!("rule `{id}` never fires: `every = 0`"));
+            }
+            when.every = u32::try_from(n).ok();
+        }
+        check.contradictions(&when);
+
+        let then = check.actions(&when);
+        let has_action = then.context.is_some()
+            || rule.contains_key("context_file")
+            || rule.contains_key("decision")
+            || then.decision.is_some()
+            || then.message.is_some()
+            || then.set != StateSet::default()
+            || then.unset != StateUnset::default()
+            || then.capture.is_some()
+            || then.recall.is_some();
+        if !has_action {
+            self.warning(
+                id_span.clone(),
+                format!("rule `{id}` has no action: it does nothing when it fires"),
+            );
+        }
+        Some(Rule { pack: pack.to_owned(), id: id.to_owned(), on, when, then, span: id_span })
+    }
+
+    fn tool(&mut self, value: &Item<'_>) -> Option<ToolMatcher> {
+        let (matcher, span) = str_item(value)?;
+        let matcher = matcher.trim();
+        if matcher.is_empty() || matcher == "*" {
+            return None;
+        }
+        if matcher.chars().all(|c| c.is_ascii_alphanumeric() || "_-|, ".contains(c)) {
+            let names = matcher.split(['|', ',']).map(str::trim).filter(|n| !n.is_empty());
+            return Some(ToolMatcher::Names(names.map(str::to_owned).collect()));
+        }
+        match regex::Regex::new(matcher) {
+            Ok(_) => Some(ToolMatcher::Regex(matcher.to_owned())),
+            Err(err) => {
+                self.error(span, format!("invalid tool matcher regex: {}", regex_error(&err)));
+                None
+            }
+        }
+    }
+
+    fn terms(
+        &mut self,
+        key: &str,
+        value: &Item<'_>,
+        tables: &BTreeMap<String, Vec<String>>,
+    ) -> Vec<String> {
+        let mut terms = Vec::new();
+        for (term, span) in strings(value) {
+            if let Some(name) = term.strip_prefix('$') {
+                match tables.get(name) {
+                    Some(table) => {
+                        terms.extend(table.iter().filter(|t| !t.trim().is_empty()).cloned());
+                    }
+                    None => {
+                        let hint = shape::suggestion(name, tables.keys().map(String::as_str))
+                            .map(|s| format!("; did you mean `${s}`?"))
+                            .unwrap_or_default();
+                        self.error(span, format!("`{key}` uses the keyword table `${name}`, which is not defined in [keywords]{hint}"));
+                    }
+                }
+            } else if term.trim().is_empty() {
+                self.error(span, format!("`{key}` has an empty term"));
+            } else {
+                terms.push(term.to_owned());
+            }
+        }
+        terms
+    }
+
+    fn test(&mut self, item: &Item<'_>) -> Option<PackTest> {
+        let DeValue::Table(test) = item.get_ref() else { return None };
+        let (name, span) = string(test, "test", "name")?;
+        let event = test.get("event")?;
+        let payload = to_json(event.get_ref());
+        let kind = match payload.get("hook_event_name") {
+            Some(Value::String(event_name)) => match EventKind::from_name(event_name) {
+                Some(kind) => kind,
+                None => {
+                    let hint = shape::suggestion(event_name, shape::EVENT_NAMES.iter().copied())
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    self.error(
+                        event.span(),
+                        format!("test `{name}`: unknown hook event `{event_name}`{hint}"),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                self.error(
+                    event.span(),
+                    format!("test `{name}`: `event` has no `hook_event_name`"),
+                );
+                return None;
+            }
+        };
+        let expect = test.get("expect").and_then(|e| e.get_ref().as_table())?;
+        let mut expectation = Expectation::default();
+        if let Some((decision, _)) = string(expect, "expect", "decision") {
+            expectation.decision = Some(parse_decision(decision));
+        }
+        if let Some(rules) = expect.get("rules") {
+            let mut ids = Vec::new();
+            for (id, span) in strings(rules) {
+                match id.split_once('/') {
+                    Some((pack, rule)) if is_pack_name(pack) && is_rule_id(rule) => {
+                        ids.push(id.to_owned());
+                    }
+                    _ => self.error(
+                        span,
+                        format!("test `{name}`: `{id}` is not a full rule id `pack/rule`"),
+                    ),
+                }
+            }
+            expectation.rules = Some(ids);
+        }
+        let list = |key| {
+            expect.get(key).map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+        };
+        expectation.context_contains = list("context_contains").unwrap_or_default();
+        expectation.context_excludes = list("context_excludes").unwrap_or_default();
+        expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
+        expectation.bracket = string(expect, "expect", "bracket").and_then(|(b, _)| bracket(b));
+        Some(PackTest { name: name.to_owned(), event: payload, kind, expect: expectation, span })
+    }
+}
+
+fn keyword_tables(doc: &DeTable<'_>) -> BTreeMap<String, Vec<String>> {
+    let mut tables = BTreeMap::new();
+    let Some(keywords) = table(doc, "keywords") else { return tables };
+    for (name, value) in keywords {
+        let terms: Vec<String> = strings(value).into_iter().map(|(t, _)| t.to_owned()).collect();
+        tables.insert(name.get_ref().to_string(), terms);
+    }
+    tables
+}
+
+/// `source`, `trigger`, … : exact payload values, each on the events whose payload has it.
+#[allow(clippy::type_complexity, reason = "a table of (key, events, their description)")]
+const FIELD_SHORTHANDS: &[(&str, fn(EventKind) -> bool, &str)] = &[
+    (
+        "source",
+        |k| {
+            matches!(
+                k,
+                EventKind::SessionStart
+                    | EventKind::UserPromptSubmit
+                    | EventKind::ConfigChange
+                    | EventKind::DirectoryAdded
+                    | EventKind::PreModelSwitch
+                    | EventKind::PostModelSwitch
+            )
+        },
+        "SessionStart, UserPromptSubmit, ConfigChange, DirectoryAdded and the model-switch events",
+    ),
+    (
+        "trigger",
+        |k| matches!(k, EventKind::Setup | EventKind::PreCompact | EventKind::PostCompact),
+        "Setup, PreCompact and PostCompact",
+    ),
+    ("notification_type", |k| k == EventKind::Notification, "Notification"),
+    ("agent_type", |_| true, "all events"),
+    ("load_reason", |k| k == EventKind::InstructionsLoaded, "InstructionsLoaded"),
+    ("error", |k| k == EventKind::StopFailure, "StopFailure"),
+];
+
+/// Checks that each key a rule gives applies to every event it answers.
+struct Applicability<'r, 'a, 't, 'i> {
+    reader: &'r mut Reader<'a>,
+    rule: &'t DeTable<'i>,
+    id: &'t str,
+    on: &'t [EventKind],
+}
+
+impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
+    /// The value of `key`, after reporting the events it does not apply to.
+    fn key(
+        &mut self,
+        key: &str,
+        applies: impl Fn(EventKind) -> bool,
+        what: &str,
+    ) -> Option<&'t Item<'i>> {
+        let (name, value) = self.rule.get_key_value(key)?;
+        let refused: Vec<&str> =
+            self.on.iter().filter(|&&k| !applies(k)).map(|k| k.as_str()).collect();
+        if !refused.is_empty() {
+            self.reader.error(
+                name.span(),
+                format!(
+                    "`{key}` does not apply to {} (rule `{}`): it applies to {what}",
+                    refused.join(", "),
+                    self.id
+                ),
+            );
+        }
+        Some(value)
+    }
+
+    fn contradictions(&mut self, when: &Conditions) {
+        let lower = |terms: &[String]| {
+            terms.iter().map(|t| t.to_ascii_lowercase()).collect::<BTreeSet<_>>()
+        };
+        let both: Vec<String> =
+            lower(&when.keywords_all).intersection(&lower(&when.exclude)).cloned().collect();
+        if let Some(term) = both.first() {
+            let span = self.rule.get("exclude").map_or(0..0, Spanned::span);
+            self.reader.warning(span, format!("rule `{}` never fires: `{term}` is both required (`keywords_all`) and excluded", self.id));
+        }
+        let set: BTreeSet<&String> = when.flags.iter().collect();
+        if let Some(flag) = when.not_flags.iter().find(|f| set.contains(f)) {
+            let span = self.rule.get("not_flags").map_or(0..0, Spanned::span);
+            self.reader.warning(
+                span,
+                format!(
+                    "rule `{}` never fires: flag `{flag}` must be both set and not set",
+                    self.id
+                ),
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_lines, reason = "one block per action of the rule language")]
+    fn actions(&mut self, when: &Conditions) -> Actions {
+        let mut then = Actions::default();
+        let context_what = "events that take additionalContext";
+        if let Some(value) =
+            self.key("context", EventKind::accepts_additional_context, context_what)
+        {
+            then.context = str_item(value).map(|(s, _)| s.to_owned());
+        }
+        if let Some(value) =
+            self.key("context_file", EventKind::accepts_additional_context, context_what)
+            && let Some((path, span)) = str_item(value)
+        {
+            if then.context.is_some() {
+                self.reader.error(
+                    span.clone(),
+                    format!("rule `{}` gives both `context` and `context_file`", self.id),
+                );
+            }
+            match std::fs::read_to_string(self.reader.dir.join(path)) {
+                Ok(text) => then.context = Some(text.trim_end().to_owned()),
+                Err(err) => self
+                    .reader
+                    .error(span, format!("cannot read context_file `{path}`: {}", io_error(&err))),
+            }
+        }
+        let gives_context =
+            self.rule.contains_key("context") || self.rule.contains_key("context_file");
+        for key in ["layer", "pinned", "once"] {
+            if let Some((name, _)) = self.rule.get_key_value(key)
+                && !gives_context
+            {
+                self.reader.error(
+                    name.span(),
+                    format!("`{key}` needs `context` or `context_file` (rule `{}`)", self.id),
+                );
+            }
+        }
+        then.layer = match string(self.rule, "rule", "layer") {
+            Some((layer, _)) => parse_layer(layer),
+            None if !when.star.is_empty() => Layer::Command,
+            None if !when.keywords.is_empty() || !when.keywords_all.is_empty() => Layer::Keyword,
+            None => Layer::Global,
+        };
+        then.pinned = self.rule.get("pinned").and_then(|v| v.get_ref().as_bool()).unwrap_or(false);
+        then.priority = self
+            .rule
+            .get("priority")
+            .and_then(integer)
+            .and_then(|n| i32::try_from(n).ok())
+            .unwrap_or(0);
+        then.once = string(self.rule, "rule", "once")
+            .map(|(o, _)| if o == "session" { Once::Session } else { Once::Compaction });
+
+        if let Some((decision, span)) = string(self.rule, "rule", "decision")
+            && let Some(decision) = parse_decision(decision)
+        {
+            let refused: Vec<&str> = self
+                .on
+                .iter()
+                .filter(|&&k| !decision_applies(decision, k))
+                .map(|k| k.as_str())
+                .collect();
+            if !refused.is_empty() {
+                self.reader.error(
+                    span,
+                    format!(
+                        "`decision = \"{}\"` does not apply to {} (rule `{}`): {}",
+                        decision_name(decision),
+                        refused.join(", "),
+                        self.id,
+                        DECISIONS_HELP
+                    ),
+                );
+            }
+            then.decision = Some(decision);
+        }
+        then.reason = string(self.rule, "rule", "reason").map(|(r, _)| r.to_owned());
+        match (then.decision, &then.reason) {
+            (Some(d @ (Decision::Deny | Decision::Block)), None) => {
+                let span = self.rule.get("decision").map_or(0..0, Spanned::span);
+                self.reader.error(
+                    span,
+                    format!(
+                        "`decision = \"{}\"` needs a `reason` the model can act on (rule `{}`)",
+                        decision_name(d),
+                        self.id
+                    ),
+                );
+            }
+            (None, Some(_)) if !self.rule.contains_key("decision") => {
+                let span = self.rule.get_key_value("reason").map_or(0..0, |(k, _)| k.span());
+                self.reader
+                    .error(span, format!("`reason` without a `decision` (rule `{}`)", self.id));
+            }
+            _ => {}
+        }
+        if let Some(value) = self.key(
+            "message",
+            EventKind::shows_system_message,
+            "events whose systemMessage Claude Code shows",
+        ) {
+            then.message = str_item(value).map(|(s, _)| s.to_owned());
+        }
+        if let Some(DeValue::Table(set)) = self.rule.get("set").map(Spanned::get_ref) {
+            then.set = state_set(set);
+        }
+        if let Some(DeValue::Table(unset)) = self.rule.get("unset").map(Spanned::get_ref) {
+            let flag = |key| unset.get(key).and_then(|v| v.get_ref().as_bool()).unwrap_or(false);
+            then.unset = StateUnset {
+                agent: flag("agent"),
+                workflow: flag("workflow"),
+                task: flag("task"),
+                flags: unset
+                    .get("flags")
+                    .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+                    .unwrap_or_default(),
+            };
+        }
+        if let Some(DeValue::Table(capture)) = self.rule.get("capture").map(Spanned::get_ref) {
+            then.capture = Some(Capture {
+                namespace: string(capture, "capture", "namespace").map(|(s, _)| s.to_owned()),
+                confidence: capture
+                    .get("confidence")
+                    .and_then(|v| shape::number(v.get_ref()))
+                    .unwrap_or(1.0),
+            });
+        }
+        if let Some(value) = self.key(
+            "repeat",
+            |k| matches!(k, EventKind::Stop | EventKind::SubagentStop),
+            "Stop and SubagentStop",
+        ) {
+            then.repeat = value.get_ref().as_bool().unwrap_or(false);
+            if then.repeat && then.decision != Some(Decision::Block) {
+                self.reader.warning(
+                    value.span(),
+                    format!("`repeat` only matters for a blocking rule (rule `{}`)", self.id),
+                );
+            }
+        }
+        if let Some(value) = self.key("recall", EventKind::accepts_additional_context, context_what)
+            && let DeValue::Table(recall) = value.get_ref()
+        {
+            then.recall = Some(Recall {
+                from_prompt: string(recall, "recall", "from").is_some_and(|(f, _)| f == "prompt"),
+                max: recall
+                    .get("max")
+                    .and_then(integer)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(3),
+            });
+        }
+        if let Some((fail, span)) = string(self.rule, "rule", "fail") {
+            let on_pre_tool_use = self.on.iter().all(|&k| k == EventKind::PreToolUse);
+            if !on_pre_tool_use || then.decision.is_none() {
+                self.reader.error(
+                    span,
+                    format!(
+                        "`fail` applies to PreToolUse rules with a `decision` only (rule `{}`)",
+                        self.id
+                    ),
+                );
+            }
+            then.fail_closed = fail == "closed";
+        }
+        then
+    }
+}
+
+const DECISIONS_HELP: &str = "PreToolUse takes allow, ask or deny; PermissionRequest allow or deny; UserPromptSubmit, UserPromptExpansion, PostToolUse, PostToolBatch, Stop, SubagentStop, TaskCreated, TaskCompleted, TeammateIdle, ConfigChange and PreCompact take block";
+
+fn decision_applies(decision: Decision, kind: EventKind) -> bool {
+    match decision {
+        Decision::Allow => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
+        Decision::Deny => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
+        Decision::Ask => kind == EventKind::PreToolUse,
+        Decision::Block => {
+            kind.accepts_block_decision()
+                || matches!(kind, EventKind::TaskCompleted | EventKind::TeammateIdle)
+        }
+    }
+}
+
+fn decision_name(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Allow => "allow",
+        Decision::Ask => "ask",
+        Decision::Deny => "deny",
+        Decision::Block => "block",
+    }
+}
+
+fn parse_decision(text: &str) -> Option<Decision> {
+    match text {
+        "allow" => Some(Decision::Allow),
+        "ask" => Some(Decision::Ask),
+        "deny" => Some(Decision::Deny),
+        "block" => Some(Decision::Block),
+        _ => None,
+    }
+}
+
+fn parse_layer(text: &str) -> Layer {
+    match text {
+        "constitution" => Layer::Constitution,
+        "agent" => Layer::Agent,
+        "workflow" => Layer::Workflow,
+        "task" => Layer::Task,
+        "squad" => Layer::Squad,
+        "keyword" => Layer::Keyword,
+        "command" => Layer::Command,
+        _ => Layer::Global,
+    }
+}
+
+fn bracket(text: &str) -> Option<Bracket> {
+    match text {
+        "fresh" => Some(Bracket::Fresh),
+        "moderate" => Some(Bracket::Moderate),
+        "depleted" => Some(Bracket::Depleted),
+        "critical" => Some(Bracket::Critical),
+        _ => None,
+    }
+}
+
+fn state_set(table: &DeTable<'_>) -> StateSet {
+    let text = |key| table.get(key).and_then(|v| v.get_ref().as_str()).map(str::to_owned);
+    StateSet {
+        agent: text("agent"),
+        workflow: text("workflow"),
+        task: text("task"),
+        flags: table
+            .get("flags")
+            .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+            .unwrap_or_default(),
+    }
+}
+
+fn is_pack_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn is_rule_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+fn is_star_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+fn table<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> Option<&'t DeTable<'i>> {
+    doc.get(key)?.get_ref().as_table()
+}
+
+fn tables_of<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> impl Iterator<Item = &'t Item<'i>> {
+    doc.get(key).and_then(|v| v.get_ref().as_array()).into_iter().flat_map(|items| items.iter())
+}
+
+fn string<'t>(table: &'t DeTable<'_>, _what: &str, key: &str) -> Option<(&'t str, Range<usize>)> {
+    str_item(table.get(key)?)
+}
+
+fn str_item<'t>(value: &'t Item<'_>) -> Option<(&'t str, Range<usize>)> {
+    Some((value.get_ref().as_str()?, value.span()))
+}
+
+/// A string, or the strings of a list (other items were reported by the shape check).
+fn strings<'t>(value: &'t Item<'_>) -> Vec<(&'t str, Range<usize>)> {
+    match value.get_ref() {
+        DeValue::String(text) => vec![(text.as_ref(), value.span())],
+        DeValue::Array(items) => items.iter().filter_map(str_item).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn integer(value: &Item<'_>) -> Option<i64> {
+    match value.get_ref() {
+        DeValue::Integer(n) => n.as_str().replace('_', "").parse().ok(),
+        _ => None,
+    }
+}
+
+fn scalar(value: &DeValue<'_>) -> Option<Value> {
+    match value {
+        DeValue::String(s) => Some(Value::from(s.as_ref())),
+        DeValue::Boolean(b) => Some(Value::from(*b)),
+        DeValue::Integer(_) | DeValue::Float(_) => {
+            let text = match value {
+                DeValue::Integer(n) => n.as_str().replace('_', ""),
+                DeValue::Float(n) => n.as_str().replace('_', ""),
+                _ => unreachable!(),
+            };
+            serde_json::from_str(&text).ok()
+        }
+        _ => None,
+    }
+}
+
+/// A TOML value as JSON (date-times as their text).
+pub(crate) fn to_json(value: &DeValue<'_>) -> Value {
+    match value {
+        DeValue::Array(items) => Value::Array(items.iter().map(|v| to_json(v.get_ref())).collect()),
+        DeValue::Table(table) => Value::Object(
+            table.iter().map(|(k, v)| (k.get_ref().to_string(), to_json(v.get_ref()))).collect(),
+        ),
+        DeValue::Datetime(datetime) => Value::from(datetime.to_string()),
+        other => scalar(other).unwrap_or(Value::Null),
+    }
+}
+
+fn regex_error(err: &regex::Error) -> String {
+    // regex's messages span lines (the pattern, a caret, then the error); keep the error.
+    let text = err.to_string();
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
+    last.trim().trim_start_matches("error: ").to_owned()
+}
+
+fn glob_error(err: &globset::Error) -> String {
+    err.kind().to_string()
+}
+
+fn io_error(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        _ => err.to_string().to_lowercase(),
+    }
+}

@@ -1,0 +1,54 @@
+//! Broken packs give the right `file:line:col` diagnostics (snapshots); valid packs give none.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rules_compiler::{SourceFile, parse_pack};
+
+fn check(path: &Path) -> rules_compiler::Diagnostics {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = Path::new("packs").join(path.file_name().unwrap());
+    let source = Arc::new(SourceFile::new(name, text));
+    parse_pack(&source, path.parent().unwrap()).1
+}
+
+#[test]
+fn broken_packs() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        insta::glob!("broken", "*.toml", |path| {
+            let diagnostics = check(path);
+            assert!(!diagnostics.is_empty(), "{}: no diagnostic", path.display());
+            insta::assert_snapshot!(diagnostics.render());
+        });
+    });
+}
+
+#[test]
+fn the_corpus_is_large_enough() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/broken");
+    let count = std::fs::read_dir(dir).unwrap().count();
+    assert!(count >= 30, "{count} broken packs");
+}
+
+/// One pack with five mistakes reports all five, in one run.
+#[test]
+fn five_mistakes_five_errors() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/broken/five-mistakes.toml");
+    let diagnostics = check(&path);
+    assert_eq!(diagnostics.error_count(), 5, "{}", diagnostics.render());
+}
+
+#[test]
+fn valid_packs_have_no_diagnostics() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/valid");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let diagnostics = check(&path);
+            assert!(diagnostics.is_empty(), "{}", diagnostics.render());
+        }
+    }
+}

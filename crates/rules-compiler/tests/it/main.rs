@@ -1,0 +1,4 @@
+//! Integration tests of `rules-compiler`: the diagnostics corpus and the valid packs.
+#![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
+
+mod diagnostics;
