@@ -3,4 +3,13 @@
 //! The hot path of every hook: the artifact read in place, its matchers, and the evaluation of
 //! rules against a payload. Nothing here parses TOML or builds an automaton.
 
+mod answer;
+pub mod artifact;
+mod eval;
 pub mod text;
+
+pub use answer::{Response, respond};
+pub use eval::{
+    Bracket, Decision, Engine, Evaluation, Facts, Fired, Mode, NearMiss, SessionState, Settings,
+    star_commands, tool_path,
+};

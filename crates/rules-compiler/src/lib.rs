@@ -23,12 +23,15 @@
 //! ```
 #![deny(missing_docs)]
 
+mod compile;
 mod diag;
+mod emit;
 mod model;
 mod pack;
 mod shape;
 mod source;
 
+pub use compile::{Compiled, DirStamp, Settings, SourceFileStamp, Sources, compile, compiler_fingerprint, event_bit};
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use model::*;
 pub use pack::parse_pack;

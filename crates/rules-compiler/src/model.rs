@@ -89,6 +89,9 @@ pub struct Conditions {
     pub every: Option<u32>,
     /// `permission_mode`: one of these.
     pub permission_mode: Vec<String>,
+    /// A condition no input can satisfy (an empty `keywords`, `every = 0`, …), reported as a
+    /// warning; the rule is left out of the artifact.
+    pub never: bool,
 }
 
 /// Which tools a rule applies to, in Claude Code's matcher semantics.

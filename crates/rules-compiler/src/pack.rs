@@ -164,6 +164,7 @@ impl Reader<'_> {
             if let Some(value) = check.key(key, text_events, text_what) {
                 let terms = check.reader.terms(key, value, tables);
                 if strings(value).is_empty() {
+                    when.never |= key != "exclude";
                     let message = if key == "exclude" {
                         format!("`exclude` of rule `{id}` is empty and excludes nothing")
                     } else {
@@ -244,6 +245,7 @@ impl Reader<'_> {
             if let Some(value) = rule.get(key) {
                 *list = strings(value).into_iter().map(|(s, _)| s.to_owned()).collect();
                 if list.is_empty() && key != "flags" && key != "not_flags" {
+                    when.never = true;
                     check.reader.warning(
                         value.span(),
                         format!("rule `{id}` never fires: `{key}` is empty"),
@@ -256,11 +258,12 @@ impl Reader<'_> {
         {
             let n = integer(value).unwrap_or(1);
             if n == 0 {
+                when.never = true;
                 check.reader.warning(value.span(), format!("rule `{id}` never fires: `every = 0`"));
             }
             when.every = u32::try_from(n).ok();
         }
-        check.contradictions(&when);
+        check.contradictions(&mut when);
 
         let then = check.actions(&when);
         let has_action = then.context.is_some()
@@ -458,18 +461,20 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         Some(value)
     }
 
-    fn contradictions(&mut self, when: &Conditions) {
+    fn contradictions(&mut self, when: &mut Conditions) {
         let lower = |terms: &[String]| {
             terms.iter().map(|t| t.to_ascii_lowercase()).collect::<BTreeSet<_>>()
         };
         let both: Vec<String> =
             lower(&when.keywords_all).intersection(&lower(&when.exclude)).cloned().collect();
         if let Some(term) = both.first() {
+            when.never = true;
             let span = self.rule.get("exclude").map_or(0..0, Spanned::span);
             self.reader.warning(span, format!("rule `{}` never fires: `{term}` is both required (`keywords_all`) and excluded", self.id));
         }
         let set: BTreeSet<&String> = when.flags.iter().collect();
-        if let Some(flag) = when.not_flags.iter().find(|f| set.contains(f)) {
+        if let Some(flag) = when.not_flags.iter().find(|f| set.contains(f)).cloned() {
+            when.never = true;
             let span = self.rule.get("not_flags").map_or(0..0, Spanned::span);
             self.reader.warning(
                 span,

@@ -2,3 +2,4 @@
 #![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
 
 mod diagnostics;
+mod differential;

@@ -1,0 +1,229 @@
+//! The artifact's layout: every constant the writer and the reader share.
+//!
+//! All integers are little-endian. A string is a [`StrRef`](super::StrRef) `(offset, length)`
+//! into the strings section; a list is a [`ListRef`](super::ListRef) `(offset, count)` into the
+//! lists section, counted in `u32` words.
+
+/// The first eight bytes of every artifact.
+pub const MAGIC: [u8; 8] = *b"HOOKPACK";
+
+/// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
+/// other version and says what to run.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The header's length.
+pub const HEADER_LEN: usize = 64;
+
+/// Offsets of the header's fields.
+pub mod header {
+    /// `MAGIC`.
+    pub const MAGIC: usize = 0;
+    /// `FORMAT_VERSION`, u32.
+    pub const VERSION: usize = 8;
+    /// The number of sections, u32.
+    pub const SECTIONS: usize = 12;
+    /// The file's length, u64.
+    pub const LENGTH: usize = 16;
+    /// A fingerprint of every source the artifact was compiled from, u64.
+    pub const SOURCES: usize = 24;
+    /// A fingerprint of the compiler (its version), u64.
+    pub const COMPILER: usize = 32;
+    /// CRC-32 of the whole file with these four bytes zeroed, u32.
+    pub const CRC: usize = 40;
+}
+
+/// The length of one section-table entry: kind, offset, length, reserved (u32 each).
+pub const SECTION_ENTRY_LEN: usize = 16;
+
+/// Sections are aligned to this many bytes (serialized DFAs need `u32` alignment).
+pub const ALIGN: usize = 8;
+
+/// The kinds of section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum Section {
+    /// UTF-8 strings, referenced by `(offset, length)`.
+    Strings = 1,
+    /// `u32` lists, referenced by `(offset, count)` in words.
+    Lists = 2,
+    /// Fixed-size rule records, [`rule::LEN`] words each.
+    Rules = 3,
+    /// Per event, in `EventKind::ALL` order: [`event::LEN`] words.
+    Events = 4,
+    /// The keyword automaton and its postings.
+    Keywords = 5,
+    /// The glob matchers.
+    Globs = 6,
+    /// The regex matchers.
+    Regexes = 7,
+    /// The sources the artifact was compiled from, for staleness checks.
+    Sources = 8,
+    /// Settings from the config.
+    Settings = 9,
+}
+
+impl Section {
+    /// Every kind, in file order.
+    pub const ALL: [Section; 9] = [
+        Section::Strings,
+        Section::Lists,
+        Section::Rules,
+        Section::Events,
+        Section::Keywords,
+        Section::Globs,
+        Section::Regexes,
+        Section::Sources,
+        Section::Settings,
+    ];
+}
+
+/// A rule record: word offsets. A `*_S` field is a string (2 words), a `*_L` field a list
+/// (2 words); the rest are single words.
+pub mod rule {
+    /// Full id `pack/rule`, string.
+    pub const ID_S: usize = 0;
+    /// Events mask, 2 words (low, high): bit `i` = `EventKind::ALL[i]`.
+    pub const EVENTS: usize = 2;
+    /// Flags, [`super::flag`].
+    pub const FLAGS: usize = 4;
+    /// Priority, i32.
+    pub const PRIORITY: usize = 5;
+    /// Layer (byte 0), decision (byte 1), once (byte 2).
+    pub const KINDS: usize = 6;
+    /// `field`, string; empty for the event's default text.
+    pub const FIELD_S: usize = 7;
+    /// `context`, string.
+    pub const CONTEXT_S: usize = 9;
+    /// `reason`, string.
+    pub const REASON_S: usize = 11;
+    /// `message`, string.
+    pub const MESSAGE_S: usize = 13;
+    /// Exact tool names: list of strings (2 words each).
+    pub const TOOL_NAMES_L: usize = 15;
+    /// Tool regex: index + 1 into the regexes, 0 for none.
+    pub const TOOL_REGEX: usize = 17;
+    /// `paths` includes: list of glob indices.
+    pub const PATHS_L: usize = 18;
+    /// `paths` excludes: list of glob indices.
+    pub const PATHS_EXCLUDED_L: usize = 20;
+    /// `keywords`: list of keyword ids.
+    pub const KEYWORDS_L: usize = 22;
+    /// `keywords_all`: list of keyword ids.
+    pub const KEYWORDS_ALL_L: usize = 24;
+    /// `exclude`: list of keyword ids.
+    pub const EXCLUDE_L: usize = 26;
+    /// `regex`: list of regex indices.
+    pub const REGEX_L: usize = 28;
+    /// `star`: list of strings.
+    pub const STAR_L: usize = 30;
+    /// `fields`: list of (path string, JSON array of values string), 4 words each.
+    pub const FIELDS_L: usize = 32;
+    /// `agent`: list of strings.
+    pub const AGENT_L: usize = 34;
+    /// `workflow`: list of strings.
+    pub const WORKFLOW_L: usize = 36;
+    /// `task`: list of strings.
+    pub const TASK_L: usize = 38;
+    /// `flags`: list of strings.
+    pub const FLAGS_L: usize = 40;
+    /// `not_flags`: list of strings.
+    pub const NOT_FLAGS_L: usize = 42;
+    /// `permission_mode`: list of strings.
+    pub const PERMISSION_MODE_L: usize = 44;
+    /// `every`, 0 for none.
+    pub const EVERY: usize = 46;
+    /// `bracket`: mask, bit `i` = fresh, moderate, depleted, critical; 0 for any.
+    pub const BRACKETS: usize = 47;
+    /// `set.agent`, string.
+    pub const SET_AGENT_S: usize = 48;
+    /// `set.workflow`, string.
+    pub const SET_WORKFLOW_S: usize = 50;
+    /// `set.task`, string.
+    pub const SET_TASK_S: usize = 52;
+    /// `set.flags`: list of strings.
+    pub const SET_FLAGS_L: usize = 54;
+    /// `unset`: bit 0 agent, bit 1 workflow, bit 2 task.
+    pub const UNSET: usize = 56;
+    /// `unset.flags`: list of strings.
+    pub const UNSET_FLAGS_L: usize = 57;
+    /// `capture.namespace`, string.
+    pub const CAPTURE_NAMESPACE_S: usize = 59;
+    /// `capture.confidence`, f32 bits.
+    pub const CAPTURE_CONFIDENCE: usize = 61;
+    /// `recall`: bit 31 = from the prompt; low bits = max.
+    pub const RECALL: usize = 62;
+    /// Words per rule.
+    pub const LEN: usize = 63;
+}
+
+/// Bits of [`rule::FLAGS`].
+pub mod flag {
+    /// `pinned = true`.
+    pub const PINNED: u32 = 1;
+    /// `fail = "closed"`.
+    pub const FAIL_CLOSED: u32 = 1 << 1;
+    /// `repeat = true`.
+    pub const REPEAT: u32 = 1 << 2;
+    /// Has `capture`.
+    pub const CAPTURE: u32 = 1 << 3;
+    /// Has `recall`.
+    pub const RECALL: u32 = 1 << 4;
+    /// Changes session state (`set` or `unset`): evaluated first (CONTRACT §4.2).
+    pub const CHANGES_STATE: u32 = 1 << 5;
+    /// Has a `context` (the string may be empty).
+    pub const CONTEXT: u32 = 1 << 6;
+}
+
+/// Per-event record, in words.
+pub mod event {
+    /// Rules of the event found without the keyword automaton: list of rule indices.
+    pub const ALWAYS_L: usize = 0;
+    /// The texts keyword rules of the event read: list of strings (empty = default text).
+    pub const FIELDS_L: usize = 2;
+    /// Words per event.
+    pub const LEN: usize = 4;
+}
+
+/// Decision codes in [`rule::KINDS`] byte 1.
+pub mod decision {
+    /// No decision.
+    pub const NONE: u8 = 0;
+    /// `allow`.
+    pub const ALLOW: u8 = 1;
+    /// `ask`.
+    pub const ASK: u8 = 2;
+    /// `deny`.
+    pub const DENY: u8 = 3;
+    /// `block`.
+    pub const BLOCK: u8 = 4;
+}
+
+/// The keyword section, in words: header, then arrays.
+///
+/// ```text
+/// [state_count, pattern_count, trans_count, out_count]
+/// root: 256 words, the root's transition for each (folded) byte
+/// states: state_count + 1 records of STATE_LEN words (a sentinel ends the arrays)
+///         [trans_start, out_start, fail, dict]
+/// trans_targets: trans_count words      (per state, sorted by byte)
+/// trans_bytes: trans_count bytes, padded to a word
+/// outs: out_count words                 (pattern ids ending at the state)
+/// patterns: pattern_count × PATTERN_LEN [length, boundary bits, postings offset, postings count]
+/// ```
+pub mod keywords {
+    /// Header words.
+    pub const HEADER: usize = 4;
+    /// Words of the root table.
+    pub const ROOT: usize = 256;
+    /// Words per state.
+    pub const STATE_LEN: usize = 4;
+    /// Words per pattern.
+    pub const PATTERN_LEN: usize = 4;
+    /// No state: the end of a dictionary chain.
+    pub const NONE: u32 = u32::MAX;
+    /// Pattern bit: its first character is a word character, so a match needs a boundary
+    /// before it.
+    pub const BOUNDARY_START: u32 = 1;
+    /// Pattern bit: its last character is a word character.
+    pub const BOUNDARY_END: u32 = 2;
+}

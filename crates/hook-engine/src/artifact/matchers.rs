@@ -1,0 +1,109 @@
+//! [`Matchers`]: the glob and regex matchers of an artifact, serialized DFAs read in place.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use regex_automata::dfa::Automaton;
+use regex_automata::dfa::dense::DFA;
+use regex_automata::{Anchored, Input};
+
+use super::reader::{ArtifactError, word};
+
+/// Words per matcher entry: DFA offset, DFA length, flags, source offset, source length.
+const ENTRY: usize = 5;
+
+/// One section of matchers (globs or regexes).
+#[derive(Debug)]
+pub struct Matchers<'a> {
+    section: &'a [u8],
+    count: usize,
+    blobs: usize,
+    /// Regexes compiled at run time, for patterns without a DFA or texts the DFA gave up on.
+    fallback: RefCell<HashMap<u32, Option<regex::Regex>>>,
+}
+
+impl<'a> Matchers<'a> {
+    /// Reads the section's table.
+    ///
+    /// # Errors
+    ///
+    /// When the table does not fit the section.
+    pub fn new(section: &'a [u8]) -> Result<Self, ArtifactError> {
+        if section.is_empty() {
+            return Ok(Matchers { section, count: 0, blobs: 0, fallback: RefCell::default() });
+        }
+        let count = word(section, 0)? as usize;
+        let blobs = ((1 + count * ENTRY) * 4).next_multiple_of(8);
+        if blobs > section.len() {
+            return Err(ArtifactError::Malformed("matcher table"));
+        }
+        Ok(Matchers { section, count, blobs, fallback: RefCell::default() })
+    }
+
+    /// The number of matchers.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Whether glob `index` matches all of `path`.
+    ///
+    /// # Errors
+    ///
+    /// When the matcher is damaged.
+    pub fn glob_matches(&self, index: u32, path: &str) -> Result<bool, ArtifactError> {
+        let dfa = self.dfa(index)?.ok_or(ArtifactError::Malformed("glob without automaton"))?;
+        let input = Input::new(path).anchored(Anchored::Yes);
+        match dfa.try_search_fwd(&input) {
+            Ok(found) => Ok(found.is_some()),
+            Err(_) => Err(ArtifactError::Malformed("glob automaton gave up")),
+        }
+    }
+
+    /// Whether regex `index` matches anywhere in `text`; `source` gives the regex's text for
+    /// the run-time fallback.
+    ///
+    /// # Errors
+    ///
+    /// When the matcher is damaged.
+    pub fn regex_matches(&self, index: u32, text: &str, source: &dyn Fn(u32) -> Option<String>) -> Result<bool, ArtifactError> {
+        if let Some(dfa) = self.dfa(index)? {
+            if let Ok(found) = dfa.try_search_fwd(&Input::new(text)) {
+                return Ok(found.is_some());
+            }
+        }
+        // No DFA, or the DFA stopped at a non-ASCII byte it cannot judge (`\b` is Unicode-aware).
+        let mut cache = self.fallback.borrow_mut();
+        let regex = cache.entry(index).or_insert_with(|| regex::Regex::new(&source(index)?).ok());
+        match regex {
+            Some(regex) => Ok(regex.is_match(text)),
+            None => Err(ArtifactError::Malformed("regex without automaton or source")),
+        }
+    }
+
+    /// Matcher `index`'s (source offset, source length) in the strings section.
+    pub fn source(&self, index: u32) -> (u32, u32) {
+        let at = 1 + index as usize * ENTRY;
+        (word(self.section, at + 3).unwrap_or(0), word(self.section, at + 4).unwrap_or(0))
+    }
+
+    fn dfa(&self, index: u32) -> Result<Option<DFA<&'a [u32]>>, ArtifactError> {
+        if index as usize >= self.count {
+            return Err(ArtifactError::Malformed("matcher index"));
+        }
+        let at = 1 + index as usize * ENTRY;
+        let offset = word(self.section, at)? as usize;
+        let len = word(self.section, at + 1)? as usize;
+        if len == 0 {
+            return Ok(None);
+        }
+        let start = self.blobs + offset;
+        let bytes = self.section.get(start..start + len).ok_or(ArtifactError::Malformed("matcher bounds"))?;
+        let (dfa, _) = DFA::from_bytes(bytes).map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
+        Ok(Some(dfa))
+    }
+}

@@ -1,0 +1,608 @@
+//! Evaluating rules: which rules fire for a payload, and why the others did not.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use hook_model::EventKind;
+use serde_json::Value;
+
+use crate::artifact::format::{Section, decision, event, flag, rule};
+use crate::artifact::{Artifact, ArtifactError, KeywordMatches, Keywords, Matchers, StrRef, Words};
+use crate::text::{default_text, field_text, lookup};
+
+/// A context bracket: how much of the context window remains (CONTRACT §4.4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Bracket {
+    /// Plenty left.
+    #[default]
+    Fresh,
+    /// Some used.
+    Moderate,
+    /// Getting full.
+    Depleted,
+    /// Nearly full.
+    Critical,
+}
+
+impl Bracket {
+    /// Every bracket, freshest first.
+    pub const ALL: [Bracket; 4] = [Bracket::Fresh, Bracket::Moderate, Bracket::Depleted, Bracket::Critical];
+
+    /// Its name in packs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bracket::Fresh => "fresh",
+            Bracket::Moderate => "moderate",
+            Bracket::Depleted => "depleted",
+            Bracket::Critical => "critical",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// A rule's decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Decision {
+    /// `allow`.
+    Allow,
+    /// `ask`.
+    Ask,
+    /// `deny`.
+    Deny,
+    /// `block`.
+    Block,
+}
+
+impl Decision {
+    /// Its name in packs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+            Decision::Block => "block",
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Decision> {
+        match code {
+            decision::ALLOW => Some(Decision::Allow),
+            decision::ASK => Some(Decision::Ask),
+            decision::DENY => Some(Decision::Deny),
+            decision::BLOCK => Some(Decision::Block),
+            _ => None,
+        }
+    }
+}
+
+/// The session state rules read and change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionState {
+    /// The active agent.
+    pub agent: Option<String>,
+    /// The active workflow.
+    pub workflow: Option<String>,
+    /// The active task.
+    pub task: Option<String>,
+    /// The flags set.
+    pub flags: BTreeSet<String>,
+    /// The prompts so far, this one included (the first prompt is 1).
+    pub prompt_count: u64,
+}
+
+/// What rules are evaluated against.
+#[derive(Clone, Debug)]
+pub struct Facts<'p> {
+    /// The event.
+    pub kind: EventKind,
+    /// The payload, as Claude Code sent it.
+    pub payload: &'p Value,
+    /// The project's root: tool paths are matched relative to it.
+    pub project_root: Option<&'p Path>,
+    /// The session state as the event found it.
+    pub state: SessionState,
+    /// The context bracket.
+    pub bracket: Bracket,
+}
+
+/// A rule that fired.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fired {
+    /// The rule's index in the artifact.
+    pub index: u32,
+    /// `pack/rule`.
+    pub id: String,
+    /// Layer, L0–L7.
+    pub layer: u8,
+    /// Priority within the layer.
+    pub priority: i32,
+    /// Never dropped by the budget.
+    pub pinned: bool,
+    /// Text for the model.
+    pub context: Option<String>,
+    /// The decision.
+    pub decision: Option<Decision>,
+    /// Why.
+    pub reason: Option<String>,
+    /// A note for the user.
+    pub message: Option<String>,
+}
+
+/// A rule of the event that did not fire, and the first condition that failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NearMiss {
+    /// `pack/rule`.
+    pub id: String,
+    /// The condition's key.
+    pub condition: &'static str,
+    /// What the payload had instead.
+    pub detail: String,
+}
+
+impl fmt::Display for NearMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: `{}` failed: {}", self.id, self.condition, self.detail)
+    }
+}
+
+/// The result of evaluating one event.
+#[derive(Clone, Debug, Default)]
+pub struct Evaluation {
+    /// The rules that fired, in artifact order.
+    pub fired: Vec<Fired>,
+    /// With [`Mode::Explain`]: every other rule of the event, with what failed.
+    pub near_misses: Vec<NearMiss>,
+    /// The session state after the rules' changes.
+    pub state: SessionState,
+}
+
+/// How much to find out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Only what fired: the hook's path.
+    Answer,
+    /// Also why every other rule of the event did not fire.
+    Explain,
+}
+
+/// Settings compiled from the config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The context window, in tokens.
+    pub window_tokens: u32,
+    /// Remaining % at or above which fresh, moderate and depleted start.
+    pub brackets: [u32; 3],
+    /// Tokens of injected context per bracket.
+    pub budget: [u32; 4],
+    /// Sessions older than this many days are removed.
+    pub max_age_days: u32,
+}
+
+/// An artifact ready to evaluate events.
+#[derive(Debug)]
+pub struct Engine<'a> {
+    artifact: Artifact<'a>,
+    keywords: Keywords<'a>,
+    globs: Matchers<'a>,
+    regexes: Matchers<'a>,
+}
+
+impl<'a> Engine<'a> {
+    /// Reads the sections' headers (O(1); nothing is built).
+    ///
+    /// # Errors
+    ///
+    /// When a section is malformed.
+    pub fn new(artifact: Artifact<'a>) -> Result<Self, ArtifactError> {
+        Ok(Engine {
+            keywords: Keywords::new(artifact.section(Section::Keywords))?,
+            globs: Matchers::new(artifact.section(Section::Globs))?,
+            regexes: Matchers::new(artifact.section(Section::Regexes))?,
+            artifact,
+        })
+    }
+
+    /// The artifact.
+    pub fn artifact(&self) -> &Artifact<'a> {
+        &self.artifact
+    }
+
+    /// The compiled settings.
+    pub fn settings(&self) -> Settings {
+        let w = |i| self.artifact.word(Section::Settings, i).unwrap_or(0);
+        Settings {
+            window_tokens: w(0),
+            brackets: [w(1), w(2), w(3)],
+            budget: [w(4), w(5), w(6), w(7)],
+            max_age_days: w(8),
+        }
+    }
+
+    /// Evaluates the rules of `facts.kind`.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn evaluate(&self, facts: &Facts<'_>, mode: Mode) -> Result<Evaluation, ArtifactError> {
+        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
+            return Ok(Evaluation { state: facts.state.clone(), ..Evaluation::default() });
+        };
+        let record = self.artifact.event(e)?;
+        let bit = 1u64 << e;
+
+        // Scan each text the event's keyword rules read, once.
+        let mut scans: Vec<(StrRef, KeywordMatches)> = Vec::new();
+        for entry in self.artifact.list(record.list_ref(event::FIELDS_L))?.iter().collect::<Vec<_>>().chunks_exact(2) {
+            let field = StrRef { offset: entry[0], len: entry[1] };
+            let mut matches = KeywordMatches::default();
+            for text in self.texts(facts, field)? {
+                self.keywords.find(&text, &mut matches);
+            }
+            scans.push((field, matches));
+        }
+
+        let candidates: BTreeSet<u32> = match mode {
+            Mode::Explain => (0..self.artifact.rule_count())
+                .filter_map(|i| u32::try_from(i).ok())
+                .filter(|&i| self.artifact.rule(i as usize).is_ok_and(|r| events_mask(&r) & bit != 0))
+                .collect(),
+            Mode::Answer => {
+                let mut set: BTreeSet<u32> = self.artifact.list(record.list_ref(event::ALWAYS_L))?.iter().collect();
+                for (field, matches) in &scans {
+                    for &pattern in matches.ids() {
+                        for index in self.artifact.list(self.keywords.postings(pattern))?.iter() {
+                            let r = self.artifact.rule(index as usize)?;
+                            if events_mask(&r) & bit != 0 && r.str_ref(rule::FIELD_S) == *field {
+                                set.insert(index);
+                            }
+                        }
+                    }
+                }
+                set
+            }
+        };
+
+        // State-changing rules first, against the state as the event found it; every other
+        // rule sees the new state (CONTRACT §4.2).
+        let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
+        let explain = mode == Mode::Explain;
+        for changes_state in [true, false] {
+            let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
+            for &index in &candidates {
+                let r = self.artifact.rule(index as usize)?;
+                if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
+                    continue;
+                }
+                match self.check(&r, facts, &state, &scans, explain)? {
+                    Ok(()) => {
+                        if changes_state {
+                            self.apply(&r, &mut evaluation.state)?;
+                        }
+                        evaluation.fired.push(self.fired(index, &r)?);
+                    }
+                    Err(miss) => {
+                        if explain {
+                            let id = self.artifact.str(r.str_ref(rule::ID_S))?.to_owned();
+                            evaluation.near_misses.push(NearMiss { id, condition: miss.0, detail: miss.1 });
+                        }
+                    }
+                }
+            }
+        }
+        evaluation.fired.sort_by_key(|f| f.index);
+        Ok(evaluation)
+    }
+
+    /// The texts a rule reading `field` reads.
+    fn texts<'p>(&self, facts: &Facts<'p>, field: StrRef) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
+        let path = self.artifact.str(field)?;
+        Ok(if path.is_empty() {
+            default_text(facts.kind, facts.payload)
+        } else {
+            field_text(facts.payload, path).into_iter().collect()
+        })
+    }
+
+    fn strings(&self, words: &Words<'a>, slot: usize) -> Result<Vec<&'a str>, ArtifactError> {
+        let list = self.artifact.list(words.list_ref(slot))?;
+        let words: Vec<u32> = list.iter().collect();
+        words.chunks_exact(2).map(|p| self.artifact.str(StrRef { offset: p[0], len: p[1] })).collect()
+    }
+
+    fn optional_str(&self, words: &Words<'a>, slot: usize) -> Result<Option<&'a str>, ArtifactError> {
+        let text = self.artifact.str(words.str_ref(slot))?;
+        Ok((!text.is_empty()).then_some(text))
+    }
+
+    /// `Ok(Ok(()))` when every condition holds; `Ok(Err((key, detail)))` naming the first
+    /// that does not (the detail only when `explain`).
+    #[allow(clippy::too_many_lines, reason = "one block per condition of the rule language")]
+    fn check(
+        &self,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        state: &SessionState,
+        scans: &[(StrRef, KeywordMatches)],
+        explain: bool,
+    ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
+        let miss = |key: &'static str, detail: &dyn Fn() -> String| {
+            Ok(Err((key, if explain { detail() } else { String::new() })))
+        };
+        let payload = facts.payload;
+        let tool = payload.get("tool_name").and_then(Value::as_str).unwrap_or("");
+
+        let names = self.strings(r, rule::TOOL_NAMES_L)?;
+        if !names.is_empty() && !names.contains(&tool) {
+            return miss("tool", &|| format!("tool is `{tool}`, not one of {}", quoted(&names)));
+        }
+        let tool_regex = r.get(rule::TOOL_REGEX);
+        if tool_regex != 0 && !self.regex(tool_regex - 1, tool)? {
+            return miss("tool", &|| format!("tool `{tool}` does not match the tool regex"));
+        }
+
+        let includes: Vec<u32> = self.artifact.list(r.list_ref(rule::PATHS_L))?.iter().collect();
+        let excludes: Vec<u32> = self.artifact.list(r.list_ref(rule::PATHS_EXCLUDED_L))?.iter().collect();
+        if !includes.is_empty() || !excludes.is_empty() {
+            let Some(path) = tool_path(payload, facts.project_root) else {
+                return miss("paths", &|| "the tool call names no file path".to_owned());
+            };
+            if !includes.is_empty() && !self.any_glob(&includes, &path)? {
+                return miss("paths", &|| format!("`{path}` matches none of the globs"));
+            }
+            if !excludes.is_empty() && self.any_glob(&excludes, &path)? {
+                return miss("paths", &|| format!("`{path}` is excluded by a `!` glob"));
+            }
+        }
+
+        let fields: Vec<u32> = self.artifact.list(r.list_ref(rule::FIELDS_L))?.iter().collect();
+        for entry in fields.chunks_exact(4) {
+            let path = self.artifact.str(StrRef { offset: entry[0], len: entry[1] })?;
+            let values = self.artifact.str(StrRef { offset: entry[2], len: entry[3] })?;
+            let values: Vec<Value> = serde_json::from_str(values).map_err(|_| ArtifactError::Malformed("field values"))?;
+            let actual = lookup(payload, path);
+            if !actual.is_some_and(|a| values.contains(a)) {
+                return miss(field_key(path), &|| {
+                    let actual = actual.map_or_else(|| "missing".to_owned(), ToString::to_string);
+                    format!("`{path}` is {actual}, not one of {}", Value::Array(values.clone()))
+                });
+            }
+        }
+
+        let stars = self.strings(r, rule::STAR_L)?;
+        if !stars.is_empty() {
+            let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
+            let found = star_commands(prompt);
+            if !stars.iter().any(|s| found.iter().any(|f| f == s)) {
+                return miss("star", &|| format!("the prompt has none of {}", stars.iter().map(|s| format!("`*{s}`")).collect::<Vec<_>>().join(", ")));
+            }
+        }
+
+        let modes = self.strings(r, rule::PERMISSION_MODE_L)?;
+        let mode = payload.get("permission_mode").and_then(Value::as_str).unwrap_or("");
+        if !modes.is_empty() && !modes.contains(&mode) {
+            return miss("permission_mode", &|| format!("permission mode is `{mode}`, not one of {}", quoted(&modes)));
+        }
+
+        for (key, slot, actual) in [
+            ("agent", rule::AGENT_L, &state.agent),
+            ("workflow", rule::WORKFLOW_L, &state.workflow),
+            ("task", rule::TASK_L, &state.task),
+        ] {
+            let wanted = self.strings(r, slot)?;
+            if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
+                return miss(key, &|| format!("active {key} is {}, not one of {}", actual.as_deref().map_or("none".to_owned(), |a| format!("`{a}`")), quoted(&wanted)));
+            }
+        }
+        let flags = self.strings(r, rule::FLAGS_L)?;
+        if let Some(flag) = flags.iter().find(|f| !state.flags.contains(**f)) {
+            return miss("flags", &|| format!("flag `{flag}` is not set"));
+        }
+        let not_flags = self.strings(r, rule::NOT_FLAGS_L)?;
+        if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
+            return miss("not_flags", &|| format!("flag `{flag}` is set"));
+        }
+        let every = u64::from(r.get(rule::EVERY));
+        if every > 0 && (state.prompt_count == 0 || state.prompt_count % every != 0) {
+            return miss("every", &|| format!("prompt {} is not a multiple of {every}", state.prompt_count));
+        }
+        let brackets = r.get(rule::BRACKETS);
+        if brackets != 0 && brackets & facts.bracket.bit() == 0 {
+            return miss("bracket", &|| format!("the bracket is {}", facts.bracket.as_str()));
+        }
+
+        let has_terms = [rule::KEYWORDS_L, rule::KEYWORDS_ALL_L, rule::EXCLUDE_L].iter().any(|&s| r.list_ref(s).len > 0);
+        if has_terms {
+            let field = r.str_ref(rule::FIELD_S);
+            let empty = KeywordMatches::default();
+            let found = scans.iter().find(|(f, _)| *f == field).map_or(&empty, |(_, m)| m);
+            let keywords: Vec<u32> = self.artifact.list(r.list_ref(rule::KEYWORDS_L))?.iter().collect();
+            if !keywords.is_empty() && !keywords.iter().any(|&k| found.contains(k)) {
+                return miss("keywords", &|| "none of the keywords occurs in the text".to_owned());
+            }
+            let all = self.artifact.list(r.list_ref(rule::KEYWORDS_ALL_L))?;
+            if all.iter().any(|k| !found.contains(k)) {
+                return miss("keywords_all", &|| "not every term of `keywords_all` occurs in the text".to_owned());
+            }
+            let excluded = self.artifact.list(r.list_ref(rule::EXCLUDE_L))?;
+            if excluded.iter().any(|k| found.contains(k)) {
+                return miss("exclude", &|| "an `exclude` term occurs in the text".to_owned());
+            }
+        }
+
+        let regexes: Vec<u32> = self.artifact.list(r.list_ref(rule::REGEX_L))?.iter().collect();
+        if !regexes.is_empty() {
+            let field = r.str_ref(rule::FIELD_S);
+            let texts = self.texts(facts, field)?;
+            let mut matched = false;
+            'outer: for text in &texts {
+                for &index in &regexes {
+                    if self.regex(index, text)? {
+                        matched = true;
+                        break 'outer;
+                    }
+                }
+            }
+            if !matched {
+                return miss("regex", &|| "no regex matches the text".to_owned());
+            }
+        }
+
+        let code = (r.get(rule::KINDS) >> 8) as u8;
+        if code == decision::BLOCK
+            && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
+            && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
+            && r.get(rule::FLAGS) & flag::REPEAT == 0
+        {
+            return miss("repeat", &|| "a stop hook is already active and the rule has no `repeat = true`".to_owned());
+        }
+        Ok(Ok(()))
+    }
+
+    fn any_glob(&self, globs: &[u32], path: &str) -> Result<bool, ArtifactError> {
+        for &glob in globs {
+            if self.globs.glob_matches(glob, path)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn regex(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
+        let source = |i: u32| {
+            let (offset, len) = self.regexes.source(i);
+            self.artifact.str(StrRef { offset, len }).ok().map(str::to_owned)
+        };
+        self.regexes.regex_matches(index, text, &source)
+    }
+
+    fn apply(&self, r: &Words<'a>, state: &mut SessionState) -> Result<(), ArtifactError> {
+        let unset = r.get(rule::UNSET);
+        if unset & 1 != 0 {
+            state.agent = None;
+        }
+        if unset & 2 != 0 {
+            state.workflow = None;
+        }
+        if unset & 4 != 0 {
+            state.task = None;
+        }
+        for flag in self.strings(r, rule::UNSET_FLAGS_L)? {
+            state.flags.remove(flag);
+        }
+        if let Some(agent) = self.optional_str(r, rule::SET_AGENT_S)? {
+            state.agent = Some(agent.to_owned());
+        }
+        if let Some(workflow) = self.optional_str(r, rule::SET_WORKFLOW_S)? {
+            state.workflow = Some(workflow.to_owned());
+        }
+        if let Some(task) = self.optional_str(r, rule::SET_TASK_S)? {
+            state.task = Some(task.to_owned());
+        }
+        for flag in self.strings(r, rule::SET_FLAGS_L)? {
+            state.flags.insert(flag.to_owned());
+        }
+        Ok(())
+    }
+
+    fn fired(&self, index: u32, r: &Words<'a>) -> Result<Fired, ArtifactError> {
+        let kinds = r.get(rule::KINDS);
+        let flags = r.get(rule::FLAGS);
+        Ok(Fired {
+            index,
+            id: self.artifact.str(r.str_ref(rule::ID_S))?.to_owned(),
+            layer: (kinds & 0xff) as u8,
+            priority: r.get(rule::PRIORITY).cast_signed(),
+            pinned: flags & flag::PINNED != 0,
+            context: self.optional_str(r, rule::CONTEXT_S)?.map(str::to_owned),
+            decision: Decision::from_code((kinds >> 8) as u8),
+            reason: self.optional_str(r, rule::REASON_S)?.map(str::to_owned),
+            message: self.optional_str(r, rule::MESSAGE_S)?.map(str::to_owned),
+        })
+    }
+}
+
+fn events_mask(r: &Words<'_>) -> u64 {
+    u64::from(r.get(rule::EVENTS)) | (u64::from(r.get(rule::EVENTS + 1)) << 32)
+}
+
+fn field_key(path: &str) -> &'static str {
+    match path {
+        "source" => "source",
+        "trigger" => "trigger",
+        "notification_type" => "notification_type",
+        "agent_type" => "agent_type",
+        "load_reason" => "load_reason",
+        "error" => "error",
+        _ => "fields",
+    }
+}
+
+fn quoted(items: &[&str]) -> String {
+    items.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// The tool call's file path (`file_path`, `notebook_path` or `path`) with `/` separators,
+/// relative to `root` when inside it.
+pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
+    let input = payload.get("tool_input")?;
+    let path = ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k)?.as_str())?;
+    let path = path.replace('\\', "/");
+    if let Some(root) = root.and_then(Path::to_str) {
+        let root = root.replace('\\', "/");
+        let root = root.trim_end_matches('/');
+        if let Some(relative) = path.strip_prefix(root).and_then(|rest| rest.strip_prefix('/')) {
+            return Some(relative.to_owned());
+        }
+    }
+    Some(path)
+}
+
+/// The star-commands in a prompt: `*name` after the start or a non-word character, lowercase.
+pub fn star_commands(prompt: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut previous: Option<char> = None;
+    let mut chars = prompt.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c == '*' && previous.is_none_or(|p| !(p.is_alphanumeric() || p == '_' || p == '*')) {
+            let rest = &prompt[at + 1..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                .collect();
+            if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                found.push(name.to_ascii_lowercase());
+            }
+        }
+        previous = Some(c);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn star_commands_need_a_boundary() {
+        assert_eq!(star_commands("*brief please and *Terse-2"), ["brief", "terse-2"]);
+        assert_eq!(star_commands("2*3 is six, **bold**, a*b"), Vec::<String>::new());
+        assert_eq!(star_commands("(*brief)"), ["brief"]);
+    }
+
+    #[test]
+    fn tool_paths_are_relative_to_the_project() {
+        let root = Path::new("/home/dev/acme");
+        let path = |input: Value| tool_path(&json!({ "tool_input": input }), Some(root));
+        assert_eq!(path(json!({"file_path": "/home/dev/acme/src/a.ts"})).as_deref(), Some("src/a.ts"));
+        assert_eq!(path(json!({"file_path": "/home/dev/acme-other/a.ts"})).as_deref(), Some("/home/dev/acme-other/a.ts"));
+        assert_eq!(path(json!({"notebook_path": "C:\\work\\n.ipynb"})).as_deref(), Some("C:/work/n.ipynb"));
+        assert_eq!(path(json!({"command": "ls"})), None);
+    }
+}

@@ -1,0 +1,366 @@
+//! Compiling rules into the artifact.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hook_engine::artifact::format::{Section, decision, event, flag, rule};
+use hook_model::EventKind;
+
+use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
+use crate::model::{Bracket, Decision, Layer, Once, Rule, ToolMatcher};
+
+/// Settings from the config that the hooks need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The context window, in tokens.
+    pub window_tokens: u32,
+    /// Remaining % at or above which fresh, moderate and depleted start.
+    pub brackets: [u32; 3],
+    /// Tokens of injected context for fresh, moderate, depleted and critical.
+    pub budget: [u32; 4],
+    /// Sessions older than this many days are removed.
+    pub max_age_days: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { window_tokens: 200_000, brackets: [60, 40, 25], budget: [800, 1500, 2000, 2500], max_age_days: 7 }
+    }
+}
+
+/// What the artifact was compiled from, so that a hook can tell cheaply that it is stale.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sources {
+    /// Every file read: packs, context files, configs (a config that does not exist counts,
+    /// with `len = None`, so that creating it makes the artifact stale).
+    pub files: Vec<SourceFileStamp>,
+    /// Every folder whose `*.toml` files are packs: adding or removing one makes it stale.
+    pub dirs: Vec<DirStamp>,
+}
+
+/// One source file as it was when compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFileStamp {
+    /// Absolute path.
+    pub path: String,
+    /// Length, or `None` when it did not exist.
+    pub len: Option<u64>,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// FNV-1a of the contents.
+    pub hash: u64,
+}
+
+/// One pack folder as it was when compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirStamp {
+    /// Absolute path.
+    pub path: String,
+    /// FNV-1a of the sorted `*.toml` names in it (0 when it did not exist).
+    pub names_hash: u64,
+}
+
+impl Sources {
+    /// One number for all of it: the artifact header's source fingerprint.
+    pub fn fingerprint(&self) -> u64 {
+        let mut text = String::new();
+        for f in &self.files {
+            text.push_str(&format!("f {} {:?} {}\n", f.path, f.len, f.hash));
+        }
+        for d in &self.dirs {
+            text.push_str(&format!("d {} {}\n", d.path, d.names_hash));
+        }
+        fnv1a(text.as_bytes())
+    }
+}
+
+/// The compiled artifact and what is in it.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Rules in it.
+    pub rules: usize,
+    /// Distinct keyword terms.
+    pub keywords: usize,
+    /// Distinct globs.
+    pub globs: usize,
+    /// Distinct regexes.
+    pub regexes: usize,
+}
+
+/// The compiler's fingerprint: artifacts written by another version are stale.
+pub fn compiler_fingerprint() -> u64 {
+    fnv1a(concat!("hookpack ", env!("CARGO_PKG_VERSION")).as_bytes())
+}
+
+/// Compiles `rules` (already merged across scopes, in order) into an artifact.
+///
+/// # Errors
+///
+/// When a glob cannot be compiled (the parser has checked every glob, so this means an
+/// automaton over the size limit).
+pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Result<Compiled, String> {
+    let rules: Vec<&Rule> = rules.iter().copied().filter(|r| !r.when.never).collect();
+    let mut w = Writer::default();
+
+    // Terms: one pattern per distinct ASCII-lowercased term.
+    let mut terms: BTreeMap<String, u32> = BTreeMap::new();
+    for r in &rules {
+        for term in r.when.keywords.iter().chain(&r.when.keywords_all).chain(&r.when.exclude) {
+            let next = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+            terms.entry(term.to_ascii_lowercase()).or_insert(next);
+        }
+    }
+    let term_id = |t: &String| terms[&t.to_ascii_lowercase()];
+    let mut postings: Vec<Vec<u32>> = vec![Vec::new(); terms.len()];
+
+    let mut globs = MatcherSection::default();
+    let mut glob_ids: BTreeMap<String, u32> = BTreeMap::new();
+    let mut regexes = MatcherSection::default();
+    let mut regex_ids: BTreeMap<&str, u32> = BTreeMap::new();
+
+    let mut records = Vec::with_capacity(rules.len() * rule::LEN * 4);
+    for (index, r) in rules.iter().enumerate() {
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        let mut rec = [0u32; rule::LEN];
+        let put_str = |rec: &mut [u32; rule::LEN], at: usize, text: &str, w: &mut Writer| {
+            let s = w.str(text);
+            rec[at] = s.offset;
+            rec[at + 1] = s.len;
+        };
+        let put_list = |rec: &mut [u32; rule::LEN], at: usize, list: hook_engine::artifact::ListRef| {
+            rec[at] = list.offset;
+            rec[at + 1] = list.len;
+        };
+        put_str(&mut rec, rule::ID_S, &r.full_id(), &mut w);
+        let mask = r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
+        rec[rule::EVENTS] = mask as u32;
+        rec[rule::EVENTS + 1] = (mask >> 32) as u32;
+        let t = &r.then;
+        let mut flags = 0;
+        for (on, bit) in [
+            (t.pinned, flag::PINNED),
+            (t.fail_closed, flag::FAIL_CLOSED),
+            (t.repeat, flag::REPEAT),
+            (t.capture.is_some(), flag::CAPTURE),
+            (t.recall.is_some(), flag::RECALL),
+            (t.set != Default::default() || t.unset != Default::default(), flag::CHANGES_STATE),
+            (t.context.is_some(), flag::CONTEXT),
+        ] {
+            if on {
+                flags |= bit;
+            }
+        }
+        rec[rule::FLAGS] = flags;
+        rec[rule::PRIORITY] = t.priority.cast_unsigned();
+        rec[rule::KINDS] = u32::from(layer_code(t.layer))
+            | (u32::from(decision_code(t.decision)) << 8)
+            | (u32::from(once_code(t.once)) << 16);
+        put_str(&mut rec, rule::FIELD_S, r.when.field.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::CONTEXT_S, t.context.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::REASON_S, t.reason.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::MESSAGE_S, t.message.as_deref().unwrap_or(""), &mut w);
+
+        let c = &r.when;
+        match &c.tool {
+            Some(ToolMatcher::Names(names)) => put_list(&mut rec, rule::TOOL_NAMES_L, w.str_list(names)),
+            Some(ToolMatcher::Regex(pattern)) => {
+                rec[rule::TOOL_REGEX] = 1 + regex_index(&mut regexes, &mut regex_ids, &mut w, pattern);
+            }
+            None => {}
+        }
+        let mut glob_list = |list: &[String], w: &mut Writer| -> Result<Vec<u32>, String> {
+            list.iter()
+                .map(|g| {
+                    if let Some(&id) = glob_ids.get(g.as_str()) {
+                        return Ok(id);
+                    }
+                    let dfa = glob_dfa(g)?;
+                    let source = w.str(g);
+                    let id = globs.push(Some(&dfa), 0, (source.offset, source.len));
+                    glob_ids.insert(g.clone(), id);
+                    Ok(id)
+                })
+                .collect()
+        };
+        let paths = glob_list(&c.paths, &mut w)?;
+        let excluded = glob_list(&c.paths_excluded, &mut w)?;
+        put_list(&mut rec, rule::PATHS_L, w.list(&paths));
+        put_list(&mut rec, rule::PATHS_EXCLUDED_L, w.list(&excluded));
+        let ids = |list: &[String]| -> Vec<u32> {
+            let set: BTreeSet<u32> = list.iter().map(term_id).collect();
+            set.into_iter().collect()
+        };
+        let keywords = ids(&c.keywords);
+        for &k in &keywords {
+            postings[k as usize].push(index);
+        }
+        put_list(&mut rec, rule::KEYWORDS_L, w.list(&keywords));
+        put_list(&mut rec, rule::KEYWORDS_ALL_L, w.list(&ids(&c.keywords_all)));
+        put_list(&mut rec, rule::EXCLUDE_L, w.list(&ids(&c.exclude)));
+        let regex_list: Vec<u32> =
+            c.regex.iter().map(|p| regex_index(&mut regexes, &mut regex_ids, &mut w, p)).collect();
+        put_list(&mut rec, rule::REGEX_L, w.list(&regex_list));
+        put_list(&mut rec, rule::STAR_L, w.str_list(&c.star));
+        let mut field_words = Vec::new();
+        for condition in &c.fields {
+            let path = w.str(&condition.path);
+            let values = w.str(&serde_json::Value::Array(condition.values.clone()).to_string());
+            field_words.extend_from_slice(&[path.offset, path.len, values.offset, values.len]);
+        }
+        put_list(&mut rec, rule::FIELDS_L, w.list(&field_words));
+        put_list(&mut rec, rule::AGENT_L, w.str_list(&c.agent));
+        put_list(&mut rec, rule::WORKFLOW_L, w.str_list(&c.workflow));
+        put_list(&mut rec, rule::TASK_L, w.str_list(&c.task));
+        put_list(&mut rec, rule::FLAGS_L, w.str_list(&c.flags));
+        put_list(&mut rec, rule::NOT_FLAGS_L, w.str_list(&c.not_flags));
+        put_list(&mut rec, rule::PERMISSION_MODE_L, w.str_list(&c.permission_mode));
+        rec[rule::EVERY] = c.every.unwrap_or(0);
+        rec[rule::BRACKETS] = c.bracket.iter().fold(0, |m, b| m | bracket_bit(*b));
+        put_str(&mut rec, rule::SET_AGENT_S, t.set.agent.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::SET_WORKFLOW_S, t.set.workflow.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::SET_TASK_S, t.set.task.as_deref().unwrap_or(""), &mut w);
+        put_list(&mut rec, rule::SET_FLAGS_L, w.str_list(&t.set.flags));
+        rec[rule::UNSET] = u32::from(t.unset.agent) | (u32::from(t.unset.workflow) << 1) | (u32::from(t.unset.task) << 2);
+        put_list(&mut rec, rule::UNSET_FLAGS_L, w.str_list(&t.unset.flags));
+        if let Some(capture) = &t.capture {
+            put_str(&mut rec, rule::CAPTURE_NAMESPACE_S, capture.namespace.as_deref().unwrap_or(""), &mut w);
+            #[allow(clippy::cast_possible_truncation, reason = "a confidence in [0, 1] fits an f32")]
+            let confidence = capture.confidence as f32;
+            rec[rule::CAPTURE_CONFIDENCE] = confidence.to_bits();
+        }
+        if let Some(recall) = &t.recall {
+            rec[rule::RECALL] = recall.max | if recall.from_prompt { 1 << 31 } else { 0 };
+        }
+        for word in rec {
+            records.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+
+    // Per event: the rules found without the automaton, and the texts keyword rules read.
+    let mut events = Vec::new();
+    for (e, &kind) in EventKind::ALL.iter().enumerate() {
+        let _ = e;
+        let of_event: Vec<(usize, &&Rule)> = rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
+        let always: Vec<u32> = of_event
+            .iter()
+            .filter(|(_, r)| r.when.keywords.is_empty())
+            .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
+            .collect();
+        let fields: BTreeSet<&str> = of_event
+            .iter()
+            .filter(|(_, r)| !(r.when.keywords.is_empty() && r.when.keywords_all.is_empty() && r.when.exclude.is_empty()))
+            .map(|(_, r)| r.when.field.as_deref().unwrap_or(""))
+            .collect();
+        let always = w.list(&always);
+        let fields: Vec<&str> = fields.into_iter().collect();
+        let fields = w.str_list(&fields);
+        let mut record = [0u32; event::LEN];
+        record[event::ALWAYS_L] = always.offset;
+        record[event::ALWAYS_L + 1] = always.len;
+        record[event::FIELDS_L] = fields.offset;
+        record[event::FIELDS_L + 1] = fields.len;
+        for word in record {
+            events.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+
+    let mut patterns = vec![String::new(); terms.len()];
+    for (term, &id) in &terms {
+        patterns[id as usize] = term.clone();
+    }
+    let posting_refs: Vec<_> = postings.iter().map(|p| w.list(p)).collect();
+    let keyword_bytes = keyword_section(&patterns, &posting_refs);
+
+    let mut settings_words = vec![settings.window_tokens];
+    settings_words.extend_from_slice(&settings.brackets);
+    settings_words.extend_from_slice(&settings.budget);
+    settings_words.push(settings.max_age_days);
+    let source_bytes = sources_section(&mut w, sources);
+
+    let (glob_count, regex_count) = (glob_ids.len(), regex_ids.len());
+    w.section(Section::Rules, records);
+    w.section(Section::Events, events);
+    w.section(Section::Keywords, keyword_bytes);
+    w.section(Section::Globs, globs.finish());
+    w.section(Section::Regexes, regexes.finish());
+    w.section(Section::Sources, source_bytes);
+    w.section(Section::Settings, settings_words.iter().flat_map(|x| x.to_le_bytes()).collect());
+    let bytes = w.finish(sources.fingerprint(), compiler_fingerprint());
+    Ok(Compiled { bytes, rules: rules.len(), keywords: patterns.len(), globs: glob_count, regexes: regex_count })
+}
+
+fn regex_index<'r>(section: &mut MatcherSection, ids: &mut BTreeMap<&'r str, u32>, w: &mut Writer, pattern: &'r str) -> u32 {
+    if let Some(&id) = ids.get(pattern) {
+        return id;
+    }
+    let dfa = regex_dfa(pattern);
+    let source = w.str(pattern);
+    let id = section.push(dfa.as_deref(), 0, (source.offset, source.len));
+    ids.insert(pattern, id);
+    id
+}
+
+fn sources_section(w: &mut Writer, sources: &Sources) -> Vec<u8> {
+    let mut words = vec![
+        u32::try_from(sources.files.len()).unwrap_or(u32::MAX),
+        u32::try_from(sources.dirs.len()).unwrap_or(u32::MAX),
+    ];
+    for f in &sources.files {
+        let path = w.str(&f.path);
+        let len = f.len.unwrap_or(u64::MAX);
+        let mtime = f.mtime_ns.cast_unsigned();
+        words.extend_from_slice(&[
+            path.offset,
+            path.len,
+            len as u32,
+            (len >> 32) as u32,
+            mtime as u32,
+            (mtime >> 32) as u32,
+            f.hash as u32,
+            (f.hash >> 32) as u32,
+        ]);
+    }
+    for d in &sources.dirs {
+        let path = w.str(&d.path);
+        words.extend_from_slice(&[path.offset, path.len, d.names_hash as u32, (d.names_hash >> 32) as u32]);
+    }
+    words.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The bit of `kind` in a rule's events mask.
+pub fn event_bit(kind: EventKind) -> u64 {
+    let index = EventKind::ALL.iter().position(|&k| k == kind).unwrap_or(63);
+    1 << index
+}
+
+fn bracket_bit(bracket: Bracket) -> u32 {
+    match bracket {
+        Bracket::Fresh => 1,
+        Bracket::Moderate => 2,
+        Bracket::Depleted => 4,
+        Bracket::Critical => 8,
+    }
+}
+
+fn layer_code(layer: Layer) -> u8 {
+    layer as u8
+}
+
+fn decision_code(d: Option<Decision>) -> u8 {
+    match d {
+        None => decision::NONE,
+        Some(Decision::Allow) => decision::ALLOW,
+        Some(Decision::Ask) => decision::ASK,
+        Some(Decision::Deny) => decision::DENY,
+        Some(Decision::Block) => decision::BLOCK,
+    }
+}
+
+fn once_code(once: Option<Once>) -> u8 {
+    match once {
+        None => 0,
+        Some(Once::Session) => 1,
+        Some(Once::Compaction) => 2,
+    }
+}
