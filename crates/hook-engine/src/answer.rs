@@ -46,8 +46,10 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation) -> Response {
                     Some(PermissionRequestDecision::Deny { message: reasons, interrupt: None });
             }
             (HookOutput::PermissionRequest(o), _) => {
-                o.hook_specific_output.decision =
-                    Some(PermissionRequestDecision::Allow { updated_input: None, updated_permissions: None });
+                o.hook_specific_output.decision = Some(PermissionRequestDecision::Allow {
+                    updated_input: None,
+                    updated_permissions: None,
+                });
             }
             (HookOutput::TaskCompleted(_) | HookOutput::TeammateIdle(_), Decision::Block) => {
                 exit_block = Some(reasons.unwrap_or_default());
@@ -132,7 +134,9 @@ fn context(fired: &[Fired]) -> Option<String> {
     if sections.is_empty() {
         return None;
     }
-    let parts: Vec<String> =
-        sections.iter().map(|(ids, text)| format!("[hookpack: {}]\n{text}", ids.join(", "))).collect();
+    let parts: Vec<String> = sections
+        .iter()
+        .map(|(ids, text)| format!("[hookpack: {}]\n{text}", ids.join(", ")))
+        .collect();
     Some(parts.join("\n\n"))
 }

@@ -28,7 +28,8 @@ pub enum Bracket {
 
 impl Bracket {
     /// Every bracket, freshest first.
-    pub const ALL: [Bracket; 4] = [Bracket::Fresh, Bracket::Moderate, Bracket::Depleted, Bracket::Critical];
+    pub const ALL: [Bracket; 4] =
+        [Bracket::Fresh, Bracket::Moderate, Bracket::Depleted, Bracket::Critical];
 
     /// Its name in packs.
     pub fn as_str(self) -> &'static str {
@@ -237,7 +238,13 @@ impl<'a> Engine<'a> {
 
         // Scan each text the event's keyword rules read, once.
         let mut scans: Vec<(StrRef, KeywordMatches)> = Vec::new();
-        for entry in self.artifact.list(record.list_ref(event::FIELDS_L))?.iter().collect::<Vec<_>>().chunks_exact(2) {
+        for entry in self
+            .artifact
+            .list(record.list_ref(event::FIELDS_L))?
+            .iter()
+            .collect::<Vec<_>>()
+            .chunks_exact(2)
+        {
             let field = StrRef { offset: entry[0], len: entry[1] };
             let mut matches = KeywordMatches::default();
             for text in self.texts(facts, field)? {
@@ -249,10 +256,13 @@ impl<'a> Engine<'a> {
         let candidates: BTreeSet<u32> = match mode {
             Mode::Explain => (0..self.artifact.rule_count())
                 .filter_map(|i| u32::try_from(i).ok())
-                .filter(|&i| self.artifact.rule(i as usize).is_ok_and(|r| events_mask(&r) & bit != 0))
+                .filter(|&i| {
+                    self.artifact.rule(i as usize).is_ok_and(|r| events_mask(&r) & bit != 0)
+                })
                 .collect(),
             Mode::Answer => {
-                let mut set: BTreeSet<u32> = self.artifact.list(record.list_ref(event::ALWAYS_L))?.iter().collect();
+                let mut set: BTreeSet<u32> =
+                    self.artifact.list(record.list_ref(event::ALWAYS_L))?.iter().collect();
                 for (field, matches) in &scans {
                     for &pattern in matches.ids() {
                         for index in self.artifact.list(self.keywords.postings(pattern))?.iter() {
@@ -288,7 +298,11 @@ impl<'a> Engine<'a> {
                     Err(miss) => {
                         if explain {
                             let id = self.artifact.str(r.str_ref(rule::ID_S))?.to_owned();
-                            evaluation.near_misses.push(NearMiss { id, condition: miss.0, detail: miss.1 });
+                            evaluation.near_misses.push(NearMiss {
+                                id,
+                                condition: miss.0,
+                                detail: miss.1,
+                            });
                         }
                     }
                 }
@@ -299,7 +313,11 @@ impl<'a> Engine<'a> {
     }
 
     /// The texts a rule reading `field` reads.
-    fn texts<'p>(&self, facts: &Facts<'p>, field: StrRef) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
+    fn texts<'p>(
+        &self,
+        facts: &Facts<'p>,
+        field: StrRef,
+    ) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
         let path = self.artifact.str(field)?;
         Ok(if path.is_empty() {
             default_text(facts.kind, facts.payload)
@@ -311,10 +329,17 @@ impl<'a> Engine<'a> {
     fn strings(&self, words: &Words<'a>, slot: usize) -> Result<Vec<&'a str>, ArtifactError> {
         let list = self.artifact.list(words.list_ref(slot))?;
         let words: Vec<u32> = list.iter().collect();
-        words.chunks_exact(2).map(|p| self.artifact.str(StrRef { offset: p[0], len: p[1] })).collect()
+        words
+            .chunks_exact(2)
+            .map(|p| self.artifact.str(StrRef { offset: p[0], len: p[1] }))
+            .collect()
     }
 
-    fn optional_str(&self, words: &Words<'a>, slot: usize) -> Result<Option<&'a str>, ArtifactError> {
+    fn optional_str(
+        &self,
+        words: &Words<'a>,
+        slot: usize,
+    ) -> Result<Option<&'a str>, ArtifactError> {
         let text = self.artifact.str(words.str_ref(slot))?;
         Ok((!text.is_empty()).then_some(text))
     }
@@ -346,7 +371,8 @@ impl<'a> Engine<'a> {
         }
 
         let includes: Vec<u32> = self.artifact.list(r.list_ref(rule::PATHS_L))?.iter().collect();
-        let excludes: Vec<u32> = self.artifact.list(r.list_ref(rule::PATHS_EXCLUDED_L))?.iter().collect();
+        let excludes: Vec<u32> =
+            self.artifact.list(r.list_ref(rule::PATHS_EXCLUDED_L))?.iter().collect();
         if !includes.is_empty() || !excludes.is_empty() {
             let Some(path) = tool_path(payload, facts.project_root) else {
                 return miss("paths", &|| "the tool call names no file path".to_owned());
@@ -363,7 +389,8 @@ impl<'a> Engine<'a> {
         for entry in fields.chunks_exact(4) {
             let path = self.artifact.str(StrRef { offset: entry[0], len: entry[1] })?;
             let values = self.artifact.str(StrRef { offset: entry[2], len: entry[3] })?;
-            let values: Vec<Value> = serde_json::from_str(values).map_err(|_| ArtifactError::Malformed("field values"))?;
+            let values: Vec<Value> = serde_json::from_str(values)
+                .map_err(|_| ArtifactError::Malformed("field values"))?;
             let actual = lookup(payload, path);
             if !actual.is_some_and(|a| values.contains(a)) {
                 return miss(field_key(path), &|| {
@@ -378,14 +405,21 @@ impl<'a> Engine<'a> {
             let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
             let found = star_commands(prompt);
             if !stars.iter().any(|s| found.iter().any(|f| f == s)) {
-                return miss("star", &|| format!("the prompt has none of {}", stars.iter().map(|s| format!("`*{s}`")).collect::<Vec<_>>().join(", ")));
+                return miss("star", &|| {
+                    format!(
+                        "the prompt has none of {}",
+                        stars.iter().map(|s| format!("`*{s}`")).collect::<Vec<_>>().join(", ")
+                    )
+                });
             }
         }
 
         let modes = self.strings(r, rule::PERMISSION_MODE_L)?;
         let mode = payload.get("permission_mode").and_then(Value::as_str).unwrap_or("");
         if !modes.is_empty() && !modes.contains(&mode) {
-            return miss("permission_mode", &|| format!("permission mode is `{mode}`, not one of {}", quoted(&modes)));
+            return miss("permission_mode", &|| {
+                format!("permission mode is `{mode}`, not one of {}", quoted(&modes))
+            });
         }
 
         for (key, slot, actual) in [
@@ -395,7 +429,13 @@ impl<'a> Engine<'a> {
         ] {
             let wanted = self.strings(r, slot)?;
             if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
-                return miss(key, &|| format!("active {key} is {}, not one of {}", actual.as_deref().map_or("none".to_owned(), |a| format!("`{a}`")), quoted(&wanted)));
+                return miss(key, &|| {
+                    format!(
+                        "active {key} is {}, not one of {}",
+                        actual.as_deref().map_or("none".to_owned(), |a| format!("`{a}`")),
+                        quoted(&wanted)
+                    )
+                });
             }
         }
         let flags = self.strings(r, rule::FLAGS_L)?;
@@ -407,29 +447,36 @@ impl<'a> Engine<'a> {
             return miss("not_flags", &|| format!("flag `{flag}` is set"));
         }
         let every = u64::from(r.get(rule::EVERY));
-        if every > 0 && (state.prompt_count == 0 || state.prompt_count % every != 0) {
-            return miss("every", &|| format!("prompt {} is not a multiple of {every}", state.prompt_count));
+        if every > 0 && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every)) {
+            return miss("every", &|| {
+                format!("prompt {} is not a multiple of {every}", state.prompt_count)
+            });
         }
         let brackets = r.get(rule::BRACKETS);
         if brackets != 0 && brackets & facts.bracket.bit() == 0 {
             return miss("bracket", &|| format!("the bracket is {}", facts.bracket.as_str()));
         }
 
-        let has_terms = [rule::KEYWORDS_L, rule::KEYWORDS_ALL_L, rule::EXCLUDE_L].iter().any(|&s| r.list_ref(s).len > 0);
+        let has_terms = [rule::KEYWORDS_L, rule::KEYWORDS_ALL_L, rule::EXCLUDE_L]
+            .iter()
+            .any(|&s| r.list_ref(s).len > 0);
         if has_terms {
             let field = r.str_ref(rule::FIELD_S);
             let empty = KeywordMatches::default();
             let found = scans.iter().find(|(f, _)| *f == field).map_or(&empty, |(_, m)| m);
-            let keywords: Vec<u32> = self.artifact.list(r.list_ref(rule::KEYWORDS_L))?.iter().collect();
+            let keywords: Vec<u32> =
+                self.artifact.list(r.list_ref(rule::KEYWORDS_L))?.iter().collect();
             if !keywords.is_empty() && !keywords.iter().any(|&k| found.contains(k)) {
                 return miss("keywords", &|| "none of the keywords occurs in the text".to_owned());
             }
             let all = self.artifact.list(r.list_ref(rule::KEYWORDS_ALL_L))?;
             if all.iter().any(|k| !found.contains(k)) {
-                return miss("keywords_all", &|| "not every term of `keywords_all` occurs in the text".to_owned());
+                return miss("keywords_all", &|| {
+                    "not every term of `keywords_all` occurs in the text".to_owned()
+                });
             }
-            let excluded = self.artifact.list(r.list_ref(rule::EXCLUDE_L))?;
-            if excluded.iter().any(|k| found.contains(k)) {
+            let vetoes = self.artifact.list(r.list_ref(rule::EXCLUDE_L))?;
+            if vetoes.iter().any(|k| found.contains(k)) {
                 return miss("exclude", &|| "an `exclude` term occurs in the text".to_owned());
             }
         }
@@ -452,13 +499,15 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let code = (r.get(rule::KINDS) >> 8) as u8;
+        let code = r.get(rule::KINDS).to_le_bytes()[1];
         if code == decision::BLOCK
             && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
             && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
             && r.get(rule::FLAGS) & flag::REPEAT == 0
         {
-            return miss("repeat", &|| "a stop hook is already active and the rule has no `repeat = true`".to_owned());
+            return miss("repeat", &|| {
+                "a stop hook is already active and the rule has no `repeat = true`".to_owned()
+            });
         }
         Ok(Ok(()))
     }
@@ -515,11 +564,11 @@ impl<'a> Engine<'a> {
         Ok(Fired {
             index,
             id: self.artifact.str(r.str_ref(rule::ID_S))?.to_owned(),
-            layer: (kinds & 0xff) as u8,
+            layer: kinds.to_le_bytes()[0],
             priority: r.get(rule::PRIORITY).cast_signed(),
             pinned: flags & flag::PINNED != 0,
             context: self.optional_str(r, rule::CONTEXT_S)?.map(str::to_owned),
-            decision: Decision::from_code((kinds >> 8) as u8),
+            decision: Decision::from_code(kinds.to_le_bytes()[1]),
             reason: self.optional_str(r, rule::REASON_S)?.map(str::to_owned),
             message: self.optional_str(r, rule::MESSAGE_S)?.map(str::to_owned),
         })
@@ -550,7 +599,8 @@ fn quoted(items: &[&str]) -> String {
 /// relative to `root` when inside it.
 pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
     let input = payload.get("tool_input")?;
-    let path = ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k)?.as_str())?;
+    let path =
+        ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k)?.as_str())?;
     let path = path.replace('\\', "/");
     if let Some(root) = root.and_then(Path::to_str) {
         let root = root.replace('\\', "/");
@@ -566,8 +616,7 @@ pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
 pub fn star_commands(prompt: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut previous: Option<char> = None;
-    let mut chars = prompt.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
+    for (at, c) in prompt.char_indices() {
         if c == '*' && previous.is_none_or(|p| !(p.is_alphanumeric() || p == '_' || p == '*')) {
             let rest = &prompt[at + 1..];
             let name: String = rest
@@ -600,9 +649,18 @@ mod tests {
     fn tool_paths_are_relative_to_the_project() {
         let root = Path::new("/home/dev/acme");
         let path = |input: Value| tool_path(&json!({ "tool_input": input }), Some(root));
-        assert_eq!(path(json!({"file_path": "/home/dev/acme/src/a.ts"})).as_deref(), Some("src/a.ts"));
-        assert_eq!(path(json!({"file_path": "/home/dev/acme-other/a.ts"})).as_deref(), Some("/home/dev/acme-other/a.ts"));
-        assert_eq!(path(json!({"notebook_path": "C:\\work\\n.ipynb"})).as_deref(), Some("C:/work/n.ipynb"));
+        assert_eq!(
+            path(json!({"file_path": "/home/dev/acme/src/a.ts"})).as_deref(),
+            Some("src/a.ts")
+        );
+        assert_eq!(
+            path(json!({"file_path": "/home/dev/acme-other/a.ts"})).as_deref(),
+            Some("/home/dev/acme-other/a.ts")
+        );
+        assert_eq!(
+            path(json!({"notebook_path": "C:\\work\\n.ipynb"})).as_deref(),
+            Some("C:/work/n.ipynb")
+        );
         assert_eq!(path(json!({"command": "ls"})), None);
     }
 }

@@ -1,12 +1,13 @@
 //! Compiling rules into the artifact.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use hook_engine::artifact::format::{Section, decision, event, flag, rule};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
-use crate::model::{Bracket, Decision, Layer, Once, Rule, ToolMatcher};
+use crate::model::{Bracket, Decision, Layer, Once, Rule, StateSet, StateUnset, ToolMatcher};
 
 /// Settings from the config that the hooks need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +24,12 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { window_tokens: 200_000, brackets: [60, 40, 25], budget: [800, 1500, 2000, 2500], max_age_days: 7 }
+        Settings {
+            window_tokens: 200_000,
+            brackets: [60, 40, 25],
+            budget: [800, 1500, 2000, 2500],
+            max_age_days: 7,
+        }
     }
 }
 
@@ -64,10 +70,10 @@ impl Sources {
     pub fn fingerprint(&self) -> u64 {
         let mut text = String::new();
         for f in &self.files {
-            text.push_str(&format!("f {} {:?} {}\n", f.path, f.len, f.hash));
+            let _ = writeln!(text, "f {} {:?} {}", f.path, f.len, f.hash);
         }
         for d in &self.dirs {
-            text.push_str(&format!("d {} {}\n", d.path, d.names_hash));
+            let _ = writeln!(text, "d {} {}", d.path, d.names_hash);
         }
         fnv1a(text.as_bytes())
     }
@@ -99,7 +105,15 @@ pub fn compiler_fingerprint() -> u64 {
 ///
 /// When a glob cannot be compiled (the parser has checked every glob, so this means an
 /// automaton over the size limit).
-pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Result<Compiled, String> {
+#[allow(
+    clippy::too_many_lines,
+    reason = "the record layout reads top to bottom, one line per field"
+)]
+pub fn compile(
+    rules: &[&Rule],
+    settings: &Settings,
+    sources: &Sources,
+) -> Result<Compiled, String> {
     let rules: Vec<&Rule> = rules.iter().copied().filter(|r| !r.when.never).collect();
     let mut w = Writer::default();
 
@@ -128,14 +142,14 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
             rec[at] = s.offset;
             rec[at + 1] = s.len;
         };
-        let put_list = |rec: &mut [u32; rule::LEN], at: usize, list: hook_engine::artifact::ListRef| {
-            rec[at] = list.offset;
-            rec[at + 1] = list.len;
-        };
+        let put_list =
+            |rec: &mut [u32; rule::LEN], at: usize, list: hook_engine::artifact::ListRef| {
+                rec[at] = list.offset;
+                rec[at + 1] = list.len;
+            };
         put_str(&mut rec, rule::ID_S, &r.full_id(), &mut w);
         let mask = r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
-        rec[rule::EVENTS] = mask as u32;
-        rec[rule::EVENTS + 1] = (mask >> 32) as u32;
+        [rec[rule::EVENTS], rec[rule::EVENTS + 1]] = halves(mask);
         let t = &r.then;
         let mut flags = 0;
         for (on, bit) in [
@@ -144,7 +158,7 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
             (t.repeat, flag::REPEAT),
             (t.capture.is_some(), flag::CAPTURE),
             (t.recall.is_some(), flag::RECALL),
-            (t.set != Default::default() || t.unset != Default::default(), flag::CHANGES_STATE),
+            (t.set != StateSet::default() || t.unset != StateUnset::default(), flag::CHANGES_STATE),
             (t.context.is_some(), flag::CONTEXT),
         ] {
             if on {
@@ -163,9 +177,12 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
 
         let c = &r.when;
         match &c.tool {
-            Some(ToolMatcher::Names(names)) => put_list(&mut rec, rule::TOOL_NAMES_L, w.str_list(names)),
+            Some(ToolMatcher::Names(names)) => {
+                put_list(&mut rec, rule::TOOL_NAMES_L, w.str_list(names));
+            }
             Some(ToolMatcher::Regex(pattern)) => {
-                rec[rule::TOOL_REGEX] = 1 + regex_index(&mut regexes, &mut regex_ids, &mut w, pattern);
+                rec[rule::TOOL_REGEX] =
+                    1 + regex_index(&mut regexes, &mut regex_ids, &mut w, pattern);
             }
             None => {}
         }
@@ -221,11 +238,21 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
         put_str(&mut rec, rule::SET_WORKFLOW_S, t.set.workflow.as_deref().unwrap_or(""), &mut w);
         put_str(&mut rec, rule::SET_TASK_S, t.set.task.as_deref().unwrap_or(""), &mut w);
         put_list(&mut rec, rule::SET_FLAGS_L, w.str_list(&t.set.flags));
-        rec[rule::UNSET] = u32::from(t.unset.agent) | (u32::from(t.unset.workflow) << 1) | (u32::from(t.unset.task) << 2);
+        rec[rule::UNSET] = u32::from(t.unset.agent)
+            | (u32::from(t.unset.workflow) << 1)
+            | (u32::from(t.unset.task) << 2);
         put_list(&mut rec, rule::UNSET_FLAGS_L, w.str_list(&t.unset.flags));
         if let Some(capture) = &t.capture {
-            put_str(&mut rec, rule::CAPTURE_NAMESPACE_S, capture.namespace.as_deref().unwrap_or(""), &mut w);
-            #[allow(clippy::cast_possible_truncation, reason = "a confidence in [0, 1] fits an f32")]
+            put_str(
+                &mut rec,
+                rule::CAPTURE_NAMESPACE_S,
+                capture.namespace.as_deref().unwrap_or(""),
+                &mut w,
+            );
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "a confidence in [0, 1] fits an f32"
+            )]
             let confidence = capture.confidence as f32;
             rec[rule::CAPTURE_CONFIDENCE] = confidence.to_bits();
         }
@@ -241,7 +268,8 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
     let mut events = Vec::new();
     for (e, &kind) in EventKind::ALL.iter().enumerate() {
         let _ = e;
-        let of_event: Vec<(usize, &&Rule)> = rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
+        let of_event: Vec<(usize, &&Rule)> =
+            rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
         let always: Vec<u32> = of_event
             .iter()
             .filter(|(_, r)| r.when.keywords.is_empty())
@@ -249,7 +277,11 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
             .collect();
         let fields: BTreeSet<&str> = of_event
             .iter()
-            .filter(|(_, r)| !(r.when.keywords.is_empty() && r.when.keywords_all.is_empty() && r.when.exclude.is_empty()))
+            .filter(|(_, r)| {
+                !(r.when.keywords.is_empty()
+                    && r.when.keywords_all.is_empty()
+                    && r.when.exclude.is_empty())
+            })
             .map(|(_, r)| r.when.field.as_deref().unwrap_or(""))
             .collect();
         let always = w.list(&always);
@@ -267,7 +299,7 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
 
     let mut patterns = vec![String::new(); terms.len()];
     for (term, &id) in &terms {
-        patterns[id as usize] = term.clone();
+        patterns[id as usize].clone_from(term);
     }
     let posting_refs: Vec<_> = postings.iter().map(|p| w.list(p)).collect();
     let keyword_bytes = keyword_section(&patterns, &posting_refs);
@@ -287,10 +319,21 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
     w.section(Section::Sources, source_bytes);
     w.section(Section::Settings, settings_words.iter().flat_map(|x| x.to_le_bytes()).collect());
     let bytes = w.finish(sources.fingerprint(), compiler_fingerprint());
-    Ok(Compiled { bytes, rules: rules.len(), keywords: patterns.len(), globs: glob_count, regexes: regex_count })
+    Ok(Compiled {
+        bytes,
+        rules: rules.len(),
+        keywords: patterns.len(),
+        globs: glob_count,
+        regexes: regex_count,
+    })
 }
 
-fn regex_index<'r>(section: &mut MatcherSection, ids: &mut BTreeMap<&'r str, u32>, w: &mut Writer, pattern: &'r str) -> u32 {
+fn regex_index<'r>(
+    section: &mut MatcherSection,
+    ids: &mut BTreeMap<&'r str, u32>,
+    w: &mut Writer,
+    pattern: &'r str,
+) -> u32 {
     if let Some(&id) = ids.get(pattern) {
         return id;
     }
@@ -308,24 +351,23 @@ fn sources_section(w: &mut Writer, sources: &Sources) -> Vec<u8> {
     ];
     for f in &sources.files {
         let path = w.str(&f.path);
-        let len = f.len.unwrap_or(u64::MAX);
-        let mtime = f.mtime_ns.cast_unsigned();
-        words.extend_from_slice(&[
-            path.offset,
-            path.len,
-            len as u32,
-            (len >> 32) as u32,
-            mtime as u32,
-            (mtime >> 32) as u32,
-            f.hash as u32,
-            (f.hash >> 32) as u32,
-        ]);
+        words.extend_from_slice(&[path.offset, path.len]);
+        words.extend_from_slice(&halves(f.len.unwrap_or(u64::MAX)));
+        words.extend_from_slice(&halves(f.mtime_ns.cast_unsigned()));
+        words.extend_from_slice(&halves(f.hash));
     }
     for d in &sources.dirs {
         let path = w.str(&d.path);
-        words.extend_from_slice(&[path.offset, path.len, d.names_hash as u32, (d.names_hash >> 32) as u32]);
+        words.extend_from_slice(&[path.offset, path.len]);
+        words.extend_from_slice(&halves(d.names_hash));
     }
     words.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A `u64` as two little-endian words, low first.
+fn halves(value: u64) -> [u32; 2] {
+    let b = value.to_le_bytes();
+    [u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]])]
 }
 
 /// The bit of `kind` in a rule's events mask.

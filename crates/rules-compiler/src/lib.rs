@@ -23,19 +23,30 @@
 //! ```
 #![deny(missing_docs)]
 
+mod builtin;
 mod compile;
 mod diag;
 mod emit;
 mod model;
 mod pack;
+mod project;
 mod shape;
 mod source;
+mod testing;
 
-pub use compile::{Compiled, DirStamp, Settings, SourceFileStamp, Sources, compile, compiler_fingerprint, event_bit};
+pub use compile::{
+    Compiled, DirStamp, Settings, SourceFileStamp, Sources, compile, compiler_fingerprint,
+    event_bit,
+};
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use model::*;
 pub use pack::parse_pack;
+pub use project::{
+    BracketConfig, BudgetConfig, Config, Layout, Loaded, MemoryConfig, Scope, StateConfig, load,
+    mtime_ns,
+};
 pub use source::SourceFile;
+pub use testing::{TestOutcome, run_tests};
 
 /// The JSON Schema of rule pack files, for editors (`#:schema` in a pack's first line).
 pub fn rule_pack_schema() -> serde_json::Value {

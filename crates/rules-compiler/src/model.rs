@@ -23,6 +23,8 @@ pub struct Pack {
     pub tests: Vec<PackTest>,
     /// The file.
     pub source: Arc<SourceFile>,
+    /// The `context_file`s it read.
+    pub context_files: Vec<std::path::PathBuf>,
 }
 
 /// One rule.

@@ -33,7 +33,7 @@ pub fn parse_pack(source: &Arc<SourceFile>, dir: &Path) -> (Option<Pack>, Diagno
     }
     shape::check(source, &document, &shape::PACK_FILE, &mut diags);
 
-    let mut reader = Reader { source, dir, diags: &mut diags };
+    let mut reader = Reader { source, dir, diags: &mut diags, context_files: Vec::new() };
     let pack = reader.pack(document.get_ref());
     let pack = pack.filter(|_| !diags.has_errors());
     (pack, diags)
@@ -43,6 +43,7 @@ struct Reader<'a> {
     source: &'a Arc<SourceFile>,
     dir: &'a Path,
     diags: &'a mut Diagnostics,
+    context_files: Vec<std::path::PathBuf>,
 }
 
 impl Reader<'_> {
@@ -86,6 +87,7 @@ impl Reader<'_> {
             rules,
             tests,
             source: self.source.clone(),
+            context_files: std::mem::take(&mut self.context_files),
         })
     }
 
@@ -505,8 +507,12 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     format!("rule `{}` gives both `context` and `context_file`", self.id),
                 );
             }
-            match std::fs::read_to_string(self.reader.dir.join(path)) {
-                Ok(text) => then.context = Some(text.trim_end().to_owned()),
+            let full = self.reader.dir.join(path);
+            match std::fs::read_to_string(&full) {
+                Ok(text) => {
+                    then.context = Some(text.trim_end().to_owned());
+                    self.reader.context_files.push(full);
+                }
                 Err(err) => self
                     .reader
                     .error(span, format!("cannot read context_file `{path}`: {}", io_error(&err))),

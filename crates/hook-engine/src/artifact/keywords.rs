@@ -31,7 +31,15 @@ impl<'a> Keywords<'a> {
     /// When they do not.
     pub fn new(section: &'a [u8]) -> Result<Self, ArtifactError> {
         if section.is_empty() {
-            return Ok(Keywords { bytes: section, states: 0, patterns: 0, trans_targets: 0, trans_bytes: 0, outs: 0, pattern_table: 0 });
+            return Ok(Keywords {
+                bytes: section,
+                states: 0,
+                patterns: 0,
+                trans_targets: 0,
+                trans_bytes: 0,
+                outs: 0,
+                pattern_table: 0,
+            });
         }
         let state_count = word(section, 0)? as usize;
         let patterns = word(section, 1)? as usize;
@@ -46,7 +54,15 @@ impl<'a> Keywords<'a> {
         if end * 4 != section.len() {
             return Err(ArtifactError::Malformed("keyword section size"));
         }
-        Ok(Keywords { bytes: section, states, patterns, trans_targets, trans_bytes, outs, pattern_table })
+        Ok(Keywords {
+            bytes: section,
+            states,
+            patterns,
+            trans_targets,
+            trans_bytes,
+            outs,
+            pattern_table,
+        })
     }
 
     /// The number of distinct terms.
@@ -128,7 +144,10 @@ impl<'a> Keywords<'a> {
         let bits = self.word(at + 1);
         let Some(start) = end.checked_sub(len) else { return false };
         let before_ok = bits & BOUNDARY_START == 0
-            || text.get(..start).and_then(|t| t.chars().next_back()).is_none_or(|c| !is_word_char(c));
+            || text
+                .get(..start)
+                .and_then(|t| t.chars().next_back())
+                .is_none_or(|c| !is_word_char(c));
         let after_ok = bits & BOUNDARY_END == 0
             || text.get(end..).and_then(|t| t.chars().next()).is_none_or(|c| !is_word_char(c));
         before_ok && after_ok

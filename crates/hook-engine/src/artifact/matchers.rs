@@ -70,11 +70,16 @@ impl<'a> Matchers<'a> {
     /// # Errors
     ///
     /// When the matcher is damaged.
-    pub fn regex_matches(&self, index: u32, text: &str, source: &dyn Fn(u32) -> Option<String>) -> Result<bool, ArtifactError> {
-        if let Some(dfa) = self.dfa(index)? {
-            if let Ok(found) = dfa.try_search_fwd(&Input::new(text)) {
-                return Ok(found.is_some());
-            }
+    pub fn regex_matches(
+        &self,
+        index: u32,
+        text: &str,
+        source: &dyn Fn(u32) -> Option<String>,
+    ) -> Result<bool, ArtifactError> {
+        if let Some(dfa) = self.dfa(index)?
+            && let Ok(found) = dfa.try_search_fwd(&Input::new(text))
+        {
+            return Ok(found.is_some());
         }
         // No DFA, or the DFA stopped at a non-ASCII byte it cannot judge (`\b` is Unicode-aware).
         let mut cache = self.fallback.borrow_mut();
@@ -102,8 +107,12 @@ impl<'a> Matchers<'a> {
             return Ok(None);
         }
         let start = self.blobs + offset;
-        let bytes = self.section.get(start..start + len).ok_or(ArtifactError::Malformed("matcher bounds"))?;
-        let (dfa, _) = DFA::from_bytes(bytes).map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
+        let bytes = self
+            .section
+            .get(start..start + len)
+            .ok_or(ArtifactError::Malformed("matcher bounds"))?;
+        let (dfa, _) =
+            DFA::from_bytes(bytes).map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
         Ok(Some(dfa))
     }
 }

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::format::{self, ALIGN, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, Section, header};
+use super::format::{
+    self, ALIGN, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, Section, header,
+};
 
 /// Why an artifact cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +119,9 @@ impl<'a> Artifact<'a> {
             }
             let offset = u32_at(bytes, entry + 4) as usize;
             let len = u32_at(bytes, entry + 8) as usize;
-            if offset % ALIGN != 0 || offset.checked_add(len).is_none_or(|end| end > length) {
+            if !offset.is_multiple_of(ALIGN)
+                || offset.checked_add(len).is_none_or(|end| end > length)
+            {
                 return Err(ArtifactError::Malformed("section bounds"));
             }
             sections[i] = (offset, len);
@@ -202,7 +206,10 @@ impl<'a> Artifact<'a> {
     pub fn rule(&self, index: usize) -> Result<Words<'a>, ArtifactError> {
         let start = index * format::rule::LEN * 4;
         let rules = self.section(Section::Rules);
-        rules.get(start..start + format::rule::LEN * 4).map(Words).ok_or(ArtifactError::Malformed("rule index"))
+        rules
+            .get(start..start + format::rule::LEN * 4)
+            .map(Words)
+            .ok_or(ArtifactError::Malformed("rule index"))
     }
 
     /// The record of event number `index` (in `EventKind::ALL` order).
@@ -213,7 +220,10 @@ impl<'a> Artifact<'a> {
     pub fn event(&self, index: usize) -> Result<Words<'a>, ArtifactError> {
         let start = index * format::event::LEN * 4;
         let events = self.section(Section::Events);
-        events.get(start..start + format::event::LEN * 4).map(Words).ok_or(ArtifactError::Malformed("event index"))
+        events
+            .get(start..start + format::event::LEN * 4)
+            .map(Words)
+            .ok_or(ArtifactError::Malformed("event index"))
     }
 }
 

@@ -41,7 +41,10 @@ pub(crate) fn keyword_section(patterns: &[String], postings: &[ListRef]) -> Vec<
     states.extend_from_slice(&[to_u32(trans_bytes.len()), to_u32(outs.len()), 0, NONE]);
 
     let mut section = Vec::new();
-    push_words(&mut section, &[to_u32(n), to_u32(patterns.len()), to_u32(trans_bytes.len()), to_u32(outs.len())]);
+    push_words(
+        &mut section,
+        &[to_u32(n), to_u32(patterns.len()), to_u32(trans_bytes.len()), to_u32(outs.len())],
+    );
     push_words(&mut section, &root);
     push_words(&mut section, &states);
     push_words(&mut section, &trans_targets);
@@ -104,7 +107,10 @@ impl Trie {
             queue.push_back(child);
         }
         let step = |children: &[Vec<(u8, u32)>], node: u32, byte: u8| {
-            children[node as usize].binary_search_by_key(&byte, |&(b, _)| b).ok().map(|i| children[node as usize][i].1)
+            children[node as usize]
+                .binary_search_by_key(&byte, |&(b, _)| b)
+                .ok()
+                .map(|i| children[node as usize][i].1)
         };
         while let Some(node) = queue.pop_front() {
             for &(byte, child) in &children[node as usize] {
@@ -119,8 +125,11 @@ impl Trie {
                     f = fail[f as usize];
                 };
                 fail[child as usize] = target;
-                dict[child as usize] =
-                    if outputs[target as usize].is_empty() { dict[target as usize] } else { target };
+                dict[child as usize] = if outputs[target as usize].is_empty() {
+                    dict[target as usize]
+                } else {
+                    target
+                };
                 queue.push_back(child);
             }
         }

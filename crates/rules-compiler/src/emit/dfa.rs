@@ -15,7 +15,10 @@ const DFA_LIMIT: usize = 1 << 20;
 
 /// The DFA of a glob (`literal_separator`: `*` does not cross `/`), as bytes.
 pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, String> {
-    let glob = globset::GlobBuilder::new(glob).literal_separator(true).build().map_err(|e| e.to_string())?;
+    let glob = globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| e.to_string())?;
     // globset's regexes match bytes (`(?-u)`), so they may match invalid UTF-8: no UTF-8 mode.
     build(glob.regex(), false, false).map_err(|err| format!("glob `{glob}`: {err}"))
 }
@@ -33,7 +36,11 @@ fn build(pattern: &str, unanchored: bool, utf8: bool) -> Result<Vec<u8>, String>
         .unicode_word_boundary(true)
         .dfa_size_limit(Some(DFA_LIMIT))
         .determinize_size_limit(Some(DFA_LIMIT * 4))
-        .start_kind(if unanchored { regex_automata::dfa::StartKind::Unanchored } else { regex_automata::dfa::StartKind::Anchored });
+        .start_kind(if unanchored {
+            regex_automata::dfa::StartKind::Unanchored
+        } else {
+            regex_automata::dfa::StartKind::Anchored
+        });
     let dfa = dense::Builder::new()
         .configure(config)
         .syntax(syntax::Config::new().utf8(utf8))
@@ -57,7 +64,7 @@ impl MatcherSection {
     pub(crate) fn push(&mut self, dfa: Option<&[u8]>, flags: u32, source: (u32, u32)) -> u32 {
         let (offset, len) = match dfa {
             Some(bytes) => {
-                while self.blobs.len() % 8 != 0 {
+                while !self.blobs.len().is_multiple_of(8) {
                     self.blobs.push(0);
                 }
                 let offset = self.blobs.len();
@@ -78,7 +85,7 @@ impl MatcherSection {
         for entry in &self.entries {
             push_words(&mut bytes, entry);
         }
-        while bytes.len() % 8 != 0 {
+        while !bytes.len().is_multiple_of(8) {
             bytes.push(0);
         }
         bytes.extend_from_slice(&self.blobs);

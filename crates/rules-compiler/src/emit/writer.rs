@@ -73,7 +73,7 @@ impl Writer {
         put_u64(&mut file, header::COMPILER, compiler);
         for (i, kind) in Section::ALL.iter().enumerate() {
             let bytes = self.sections.remove(&(*kind as u32)).unwrap_or_default();
-            while file.len() % ALIGN != 0 {
+            while !file.len().is_multiple_of(ALIGN) {
                 file.push(0);
             }
             let entry = HEADER_LEN + i * SECTION_ENTRY_LEN;

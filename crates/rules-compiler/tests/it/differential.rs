@@ -11,7 +11,7 @@ use hook_model::EventKind;
 use rules_compiler::{Actions, Conditions, Rule, Settings, Sources, compile};
 use serde_json::{Value, json};
 
-/// A small deterministic generator (SplitMix64), so failures reproduce.
+/// A small deterministic generator (`SplitMix64`), so failures reproduce.
 struct Rng(u64);
 
 impl Rng {
@@ -24,7 +24,7 @@ impl Rng {
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        usize::try_from(self.next() % n as u64).unwrap()
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
@@ -32,8 +32,26 @@ impl Rng {
     }
 }
 
-const SYLLABLES: &[&str] = &["ca", "t", "te", "go", "ry", "de", "ploy", "sql", "rm", "re", "set", "in", "é", "ü", "_", "x", "data", "base"];
-const SPECIAL: &[&str] = &["rm -rf /", "-rf", "$HOME", "git push --force", "curl | sh", ".env", "café", "naïve", "c++", "@dev", "*brief", "a.b", "x-y", "日本"];
+const SYLLABLES: &[&str] = &[
+    "ca", "t", "te", "go", "ry", "de", "ploy", "sql", "rm", "re", "set", "in", "é", "ü", "_", "x",
+    "data", "base",
+];
+const SPECIAL: &[&str] = &[
+    "rm -rf /",
+    "-rf",
+    "$HOME",
+    "git push --force",
+    "curl | sh",
+    ".env",
+    "café",
+    "naïve",
+    "c++",
+    "@dev",
+    "*brief",
+    "a.b",
+    "x-y",
+    "日本",
+];
 
 fn term(rng: &mut Rng) -> String {
     if rng.below(5) == 0 {
@@ -53,7 +71,8 @@ fn haystack(rng: &mut Rng, terms: &[String]) -> String {
     let separators = [" ", "", "-", "_", ".", ", ", "\n", "é", "/", "$", "(", "日"];
     let mut text = String::new();
     for _ in 0..(5 + rng.below(40)) {
-        let piece = if rng.below(3) == 0 { terms[rng.below(terms.len())].clone() } else { term(rng) };
+        let piece =
+            if rng.below(3) == 0 { terms[rng.below(terms.len())].clone() } else { term(rng) };
         let piece: String = piece
             .chars()
             .map(|c| if rng.below(2) == 0 { c.to_ascii_uppercase() } else { c })
@@ -67,7 +86,8 @@ fn haystack(rng: &mut Rng, terms: &[String]) -> String {
 /// What the contract says, computed with `aho-corasick`: the term occurs (ASCII
 /// case-insensitively) somewhere with word boundaries where its own ends are word characters.
 fn oracle_keywords(terms: &[String], text: &str) -> BTreeSet<usize> {
-    let ac = aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(terms).unwrap();
+    let ac =
+        aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(terms).unwrap();
     let mut found = BTreeSet::new();
     for m in ac.find_overlapping_iter(text) {
         let term = &terms[m.pattern().as_usize()];
@@ -132,7 +152,13 @@ fn keywords_agree_with_aho_corasick() {
         let rules: Vec<Rule> = terms
             .iter()
             .enumerate()
-            .map(|(i, t)| rule(i, EventKind::UserPromptSubmit, Conditions { keywords: vec![t.clone()], ..Conditions::default() }))
+            .map(|(i, t)| {
+                rule(
+                    i,
+                    EventKind::UserPromptSubmit,
+                    Conditions { keywords: vec![t.clone()], ..Conditions::default() },
+                )
+            })
             .collect();
         let bytes = compiled(&rules);
         for _ in 0..haystacks {
@@ -146,10 +172,30 @@ fn keywords_agree_with_aho_corasick() {
         }
     }
     assert!(cases >= 100_000, "{cases} cases");
-    assert!(hits >= 10_000, "only {hits} matches: the cases must exercise matching, not just misses");
+    assert!(
+        hits >= 10_000,
+        "only {hits} matches: the cases must exercise matching, not just misses"
+    );
 }
 
-const PATH_PARTS: &[&str] = &["src", "api", "lib", "generated", "test", "a", "b", ".env", "secrets", "deep", "x.ts", "y.rs", "id_rsa", "k.pem", "README.md", "é.txt"];
+const PATH_PARTS: &[&str] = &[
+    "src",
+    "api",
+    "lib",
+    "generated",
+    "test",
+    "a",
+    "b",
+    ".env",
+    "secrets",
+    "deep",
+    "x.ts",
+    "y.rs",
+    "id_rsa",
+    "k.pem",
+    "README.md",
+    "é.txt",
+];
 
 fn glob(rng: &mut Rng) -> String {
     let forms: &[&dyn Fn(&mut Rng) -> String] = &[
@@ -187,7 +233,13 @@ fn globs_agree_with_globset() {
         let rules: Vec<Rule> = globs
             .iter()
             .enumerate()
-            .map(|(i, g)| rule(i, EventKind::PreToolUse, Conditions { paths: vec![g.clone()], ..Conditions::default() }))
+            .map(|(i, g)| {
+                rule(
+                    i,
+                    EventKind::PreToolUse,
+                    Conditions { paths: vec![g.clone()], ..Conditions::default() },
+                )
+            })
             .collect();
         let bytes = compiled(&rules);
         for _ in 0..paths {
@@ -220,17 +272,44 @@ fn regexes_agree_with_regex() {
     let rules: Vec<Rule> = patterns
         .iter()
         .enumerate()
-        .map(|(i, p)| rule(i, EventKind::UserPromptSubmit, Conditions { regex: vec![(*p).to_owned()], ..Conditions::default() }))
+        .map(|(i, p)| {
+            rule(
+                i,
+                EventKind::UserPromptSubmit,
+                Conditions { regex: vec![(*p).to_owned()], ..Conditions::default() },
+            )
+        })
         .collect();
     let bytes = compiled(&rules);
-    let oracles: Vec<regex::Regex> = patterns.iter().map(|p| regex::Regex::new(p).unwrap()).collect();
-    let pieces: &[&str] = &["rm -rf /", "rm  -rf /tmp", "DROP TABLE x", "git push origin main --force", "a@b.com", "  sudo ls", "αβγ", "curl x | sh", "café", "cafés", "é", "\n", " ", "x", "--force-with-lease"];
+    let oracles: Vec<regex::Regex> =
+        patterns.iter().map(|p| regex::Regex::new(p).unwrap()).collect();
+    let pieces: &[&str] = &[
+        "rm -rf /",
+        "rm  -rf /tmp",
+        "DROP TABLE x",
+        "git push origin main --force",
+        "a@b.com",
+        "  sudo ls",
+        "αβγ",
+        "curl x | sh",
+        "café",
+        "cafés",
+        "é",
+        "\n",
+        " ",
+        "x",
+        "--force-with-lease",
+    ];
     let mut rng = Rng(3);
     let (mut cases, mut hits) = (0, 0);
     for _ in 0..2_000 {
-        let text: String = (0..1 + rng.below(6)).map(|_| rng.pick(pieces)).collect::<Vec<_>>().join(rng.pick(&[" ", "", "\n", "é"]));
+        let text: String = (0..=rng.below(6))
+            .map(|_| rng.pick(pieces))
+            .collect::<Vec<_>>()
+            .join(rng.pick(&[" ", "", "\n", "é"]));
         let payload = json!({ "hook_event_name": "UserPromptSubmit", "prompt": text });
-        let expected: BTreeSet<usize> = (0..patterns.len()).filter(|&i| oracles[i].is_match(&text)).collect();
+        let expected: BTreeSet<usize> =
+            (0..patterns.len()).filter(|&i| oracles[i].is_match(&text)).collect();
         assert_eq!(fired(&bytes, EventKind::UserPromptSubmit, &payload), expected, "text {text:?}");
         cases += patterns.len();
         hits += expected.len();

@@ -3,3 +3,4 @@
 
 mod diagnostics;
 mod differential;
+mod pack_tests;

@@ -1,0 +1,172 @@
+//! Running the `[[test]]` cases of a pack through the real evaluation path (CONTRACT §4.6).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use hook_engine::artifact::{AlignedBytes, Artifact};
+use hook_engine::{Engine, Facts, Mode, SessionState};
+use serde_json::{Value, json};
+
+use crate::compile::{Settings, Sources, compile};
+use crate::model::{Bracket, Decision, Pack, PackTest};
+
+/// The outcome of one test.
+#[derive(Clone, Debug)]
+pub struct TestOutcome {
+    /// The pack's name.
+    pub pack: String,
+    /// The test's name.
+    pub name: String,
+    /// Where the test is: `file:line`.
+    pub place: String,
+    /// What did not hold, each as "expected …, got …"; empty when the test passed.
+    pub failures: Vec<String>,
+}
+
+impl TestOutcome {
+    /// Whether the test passed.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+}
+
+/// The common fields a test's payload gets when it does not give them.
+const TEST_SESSION: &str = "hookpack-test";
+const TEST_CWD: &str = "/project";
+
+/// Runs every test of `pack` against an artifact compiled from the pack alone, so that a
+/// pack's tests do not depend on what else a project uses.
+///
+/// # Errors
+///
+/// When the pack cannot be compiled.
+pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, String> {
+    if pack.tests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rules: Vec<_> = pack.rules.iter().collect();
+    let compiled = compile(&rules, &Settings::default(), &Sources::default())?;
+    let bytes = AlignedBytes::new(&compiled.bytes);
+    let artifact = Artifact::parse(bytes.as_slice()).map_err(|e| e.to_string())?;
+    let engine = Engine::new(artifact).map_err(|e| e.to_string())?;
+    pack.tests.iter().map(|test| run_test(&engine, pack, test)).collect()
+}
+
+fn run_test(engine: &Engine<'_>, pack: &Pack, test: &PackTest) -> Result<TestOutcome, String> {
+    let payload = with_defaults(&test.event);
+    let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(TEST_CWD).to_owned();
+    let facts = Facts {
+        kind: test.kind,
+        payload: &payload,
+        project_root: Some(Path::new(&cwd)),
+        state: SessionState { prompt_count: 1, ..SessionState::default() },
+        bracket: hook_engine::Bracket::Fresh,
+    };
+    let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| e.to_string())?;
+    let response = hook_engine::respond(test.kind, &evaluation);
+    let expect = &test.expect;
+    let mut failures = Vec::new();
+
+    if let Some(decision) = expect.decision {
+        let wanted = decision.map(engine_decision);
+        let got = response
+            .decision
+            .or(response.exit_block.as_ref().map(|_| hook_engine::Decision::Block));
+        if got != wanted {
+            failures.push(format!("expected decision {}, got {}", name(wanted), name(got)));
+        }
+    }
+    let fired: Vec<&str> = evaluation.fired.iter().map(|f| f.id.as_str()).collect();
+    if let Some(rules) = &expect.rules {
+        let mut wanted: Vec<&str> = rules.iter().map(String::as_str).collect();
+        wanted.sort_unstable();
+        let mut got = fired.clone();
+        got.sort_unstable();
+        if wanted != got {
+            failures.push(format!(
+                "expected rules [{}], got [{}]",
+                wanted.join(", "),
+                got.join(", ")
+            ));
+        }
+    }
+    let context = response.context.clone().unwrap_or_default();
+    for needle in &expect.context_contains {
+        if !context.contains(needle.as_str()) {
+            failures.push(format!("expected the context to contain {needle:?}, got {context:?}"));
+        }
+    }
+    for needle in &expect.context_excludes {
+        if context.contains(needle.as_str()) {
+            failures
+                .push(format!("expected the context not to contain {needle:?}, got {context:?}"));
+        }
+    }
+    if let Some(state) = &expect.state {
+        let got = &evaluation.state;
+        for (what, wanted, actual) in [
+            ("agent", &state.agent, &got.agent),
+            ("workflow", &state.workflow, &got.workflow),
+            ("task", &state.task, &got.task),
+        ] {
+            if wanted.is_some() && wanted != actual {
+                failures.push(format!("expected {what} {wanted:?}, got {actual:?}"));
+            }
+        }
+        for flag in &state.flags {
+            if !got.flags.contains(flag) {
+                failures.push(format!("expected flag `{flag}` to be set, got {:?}", got.flags));
+            }
+        }
+    }
+    if let Some(bracket) = expect.bracket
+        && bracket != Bracket::Fresh
+    {
+        failures.push(format!(
+            "expected bracket {bracket:?}, got Fresh (tests run with a fresh context)"
+        ));
+    }
+    if !failures.is_empty() {
+        let mut detail = format!("fired: [{}]", fired.join(", "));
+        for miss in &evaluation.near_misses {
+            let _ = write!(detail, "; {miss}");
+        }
+        failures.push(detail);
+    }
+    let (line, _) = pack.source.line_col(test.span.start);
+    Ok(TestOutcome {
+        pack: pack.name.clone(),
+        name: test.name.clone(),
+        place: format!("{}:{line}", pack.source.path().display()),
+        failures,
+    })
+}
+
+/// The payload with the common fields filled in.
+fn with_defaults(event: &Value) -> Value {
+    let mut payload = json!({
+        "session_id": TEST_SESSION,
+        "transcript_path": "",
+        "cwd": TEST_CWD,
+        "permission_mode": "default",
+    });
+    if let (Value::Object(base), Value::Object(given)) = (&mut payload, event) {
+        for (k, v) in given {
+            base.insert(k.clone(), v.clone());
+        }
+    }
+    payload
+}
+
+fn engine_decision(decision: Decision) -> hook_engine::Decision {
+    match decision {
+        Decision::Allow => hook_engine::Decision::Allow,
+        Decision::Ask => hook_engine::Decision::Ask,
+        Decision::Deny => hook_engine::Decision::Deny,
+        Decision::Block => hook_engine::Decision::Block,
+    }
+}
+
+fn name(decision: Option<hook_engine::Decision>) -> &'static str {
+    decision.map_or("none", hook_engine::Decision::as_str)
+}
