@@ -861,7 +861,16 @@ impl HookOutput {
     /// When Claude Code discards the event's `systemMessage`
     /// ([`EventKind::shows_system_message`]).
     pub fn set_system_message(&mut self, text: String) -> Result<(), NotAccepted> {
-        let slot = match self {
+        let event = self.kind();
+        let slot =
+            self.system_message_mut().ok_or(NotAccepted { event, field: "systemMessage" })?;
+        *slot = Some(text);
+        Ok(())
+    }
+
+    /// The `systemMessage` field, when the event has one.
+    pub fn system_message_mut(&mut self) -> Option<&mut Option<String>> {
+        Some(match self {
             HookOutput::SessionStart(o) => &mut o.system_message,
             HookOutput::Setup(o) => &mut o.system_message,
             HookOutput::UserPromptSubmit(o) => &mut o.system_message,
@@ -883,10 +892,8 @@ impl HookOutput {
             HookOutput::FileChanged(o) => &mut o.system_message,
             HookOutput::PreModelSwitch(o) => &mut o.system_message,
             HookOutput::PostModelSwitch(o) => &mut o.system_message,
-            _ => return Err(NotAccepted { event: self.kind(), field: "systemMessage" }),
-        };
-        *slot = Some(text);
-        Ok(())
+            _ => return None,
+        })
     }
 
     /// Sets the top-level `"decision": "block"` with its reason.

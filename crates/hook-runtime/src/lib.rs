@@ -23,6 +23,7 @@ mod env;
 mod exit;
 mod project;
 mod respond;
+mod rules;
 mod stdin;
 
 use std::io::{Read, Write};
@@ -35,6 +36,7 @@ use hook_model::{EventKind, HookInput, InputError};
 pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
 pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
+pub use rules::stamp_path;
 pub use stdin::MAX_STDIN_BYTES;
 
 use respond::Answer;
@@ -60,7 +62,7 @@ pub fn main(kind: EventKind) -> ExitCode {
             .copied()
             .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
             .unwrap_or("unknown panic");
-        Answer::Note(format!("internal error ({message})")).write(kind, &mut stdout, &mut stderr)
+        Answer::note(format!("internal error ({message})")).write(kind, &mut stdout, &mut stderr)
     });
     status.into()
 }
@@ -81,41 +83,32 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
     let payload = match read_payload(stdin, MAX_STDIN_BYTES) {
         Ok(payload) => payload,
         Err(StdinError::TooLarge { total }) => {
-            return Answer::Note(format!(
+            return Answer::note(format!(
                 "stdin is {total} bytes, over the {MAX_STDIN_BYTES}-byte limit"
             ));
         }
-        Err(StdinError::Io(err)) => return Answer::Note(format!("cannot read stdin: {err}")),
+        Err(StdinError::Io(err)) => return Answer::note(format!("cannot read stdin: {err}")),
     };
     if payload.iter().all(u8::is_ascii_whitespace) {
-        return Answer::Note("stdin is empty; Claude Code always sends a JSON object".into());
+        return Answer::note("stdin is empty; Claude Code always sends a JSON object".into());
     }
     let payload: serde_json::Value = match serde_json::from_slice(&payload) {
         Ok(payload) => payload,
-        Err(err) => return Answer::Note(format!("stdin is not a JSON object: {err}")),
+        Err(err) => return Answer::note(format!("stdin is not a JSON object: {err}")),
     };
     let input = match HookInput::from_value(kind, &payload) {
         Ok(input) => input,
         Err(err @ InputError::WrongEvent { .. }) => {
-            return Answer::Note(format!("{err}; check the hook's command in settings.json"));
+            return Answer::note(format!("{err}; check the hook's command in settings.json"));
         }
-        Err(err) => return Answer::Note(err.to_string()),
+        Err(err) => return Answer::note(err.to_string()),
     };
 
     let Some(installation) = Installation::discover(env, Path::new(&input.common.cwd)) else {
         // No hookpack here: hooks installed for the user must not disturb other projects.
-        return Answer::Silent;
+        return Answer::silent();
     };
-    let artifact = installation.artifact_path(env);
-    if !artifact.is_file() {
-        return Answer::Note(format!(
-            "no compiled rules at {}; run `hookpack compile`",
-            artifact.display()
-        ));
-    }
-    // The rule engine arrives with the artifact format; until then a compiled project is
-    // answered with nothing, which is what an empty rule set answers.
-    Answer::Silent
+    rules::answer(&input, &payload, &installation, env)
 }
 
 #[cfg(test)]
@@ -126,7 +119,7 @@ mod tests {
     fn every_panic_payload_is_reported_in_one_line() {
         let mut stdout = Vec::new();
         let mut stderr = Vec::new();
-        let status = Answer::Note("internal error (boom\nsecond line)".into()).write(
+        let status = Answer::note("internal error (boom\nsecond line)".into()).write(
             EventKind::Stop,
             &mut stdout,
             &mut stderr,

@@ -12,18 +12,25 @@ use crate::ExitStatus;
 const MAX_NOTE_BYTES: usize = 400;
 
 /// What a hook run says.
-#[derive(Debug)]
-pub(crate) enum Answer {
-    /// Nothing at all.
-    Silent,
-    /// Nothing on stdout, and why on stderr: a failure that fails open.
-    Note(String),
-    /// A JSON answer.
-    #[allow(dead_code, reason = "produced by the rule engine, which arrives with the artifact")]
-    Output(HookOutput),
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    /// The JSON answer.
+    pub(crate) output: Option<HookOutput>,
+    /// A failure that failed open, for one stderr line.
+    pub(crate) note: Option<String>,
+    /// A refusal only exit code 2 can say; the reason goes to stderr.
+    pub(crate) block: Option<String>,
 }
 
 impl Answer {
+    pub(crate) fn silent() -> Answer {
+        Answer::default()
+    }
+
+    pub(crate) fn note(message: String) -> Answer {
+        Answer { note: Some(message), ..Answer::default() }
+    }
+
     /// Writes the answer and returns the exit status, the only place that decides it.
     /// Errors writing to stdout or stderr are ignored: Claude Code has gone away, and there is
     /// nobody left to tell.
@@ -33,25 +40,26 @@ impl Answer {
         stdout: &mut dyn Write,
         stderr: &mut dyn Write,
     ) -> ExitStatus {
-        match self {
-            Answer::Silent => {}
-            Answer::Note(message) => {
-                let _ = writeln!(
-                    stderr,
-                    "{}: {}; answered nothing",
-                    kind.binary_name(),
-                    one_line(&message)
-                );
-            }
-            Answer::Output(mut output) => {
-                debug_assert_eq!(output.kind(), kind, "an answer to another event");
-                if let Some(json) = output.render() {
-                    let _ =
-                        stdout.write_all(json.as_bytes()).and_then(|()| stdout.write_all(b"\n"));
-                }
+        if let Some(mut output) = self.output {
+            debug_assert_eq!(output.kind(), kind, "an answer to another event");
+            if let Some(json) = output.render() {
+                let _ = stdout.write_all(json.as_bytes()).and_then(|()| stdout.write_all(b"\n"));
             }
         }
         let _ = stdout.flush();
+        if let Some(reason) = self.block {
+            // Exit 2's stderr is the message Claude Code passes on, whole.
+            let _ = writeln!(stderr, "{reason}");
+            return ExitStatus::Block;
+        }
+        if let Some(message) = self.note {
+            let _ = writeln!(
+                stderr,
+                "{}: {}; answered nothing",
+                kind.binary_name(),
+                one_line(&message)
+            );
+        }
         ExitStatus::Proceed
     }
 }

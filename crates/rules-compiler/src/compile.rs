@@ -96,7 +96,7 @@ pub struct Compiled {
 
 /// The compiler's fingerprint: artifacts written by another version are stale.
 pub fn compiler_fingerprint() -> u64 {
-    fnv1a(concat!("hookpack ", env!("CARGO_PKG_VERSION")).as_bytes())
+    hook_engine::artifact::sources::hookpack_fingerprint()
 }
 
 /// Compiles `rules` (already merged across scopes, in order) into an artifact.

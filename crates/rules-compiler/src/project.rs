@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use toml::de::DeTable;
 
 use crate::compile::{DirStamp, Settings, SourceFileStamp, Sources};
-use crate::emit::fnv1a;
 use crate::model::{Pack, Rule};
 use crate::{Diagnostics, SourceFile, builtin, parse_pack, shape};
+use hook_engine::artifact::sources::{fnv1a, names_hash};
 
 /// Where a pack or a config comes from, lowest precedence first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -259,7 +259,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
         let files = pack_files(&dir);
         let names: Vec<String> =
             files.iter().filter_map(|f| f.file_name()?.to_str().map(str::to_owned)).collect();
-        let names_hash = if dir.is_dir() { fnv1a(names.join("\n").as_bytes()) } else { 0 };
+        let names_hash = if dir.is_dir() { names_hash(&names) } else { 0 };
         loaded.sources.dirs.push(DirStamp { path: display(&dir), names_hash });
         for file in files {
             let Some(text) = read_source(&file, &mut loaded.sources) else { continue };

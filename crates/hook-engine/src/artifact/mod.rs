@@ -18,6 +18,7 @@ mod keywords;
 mod map;
 mod matchers;
 mod reader;
+pub mod sources;
 
 pub use keywords::{KeywordMatches, Keywords, is_word_char};
 pub use map::{AlignedBytes, Mapped, map_file};

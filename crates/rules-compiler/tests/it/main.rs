@@ -1,6 +1,7 @@
 //! Integration tests of `rules-compiler`: the diagnostics corpus and the valid packs.
 #![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
 
+mod artifact;
 mod diagnostics;
 mod differential;
 mod pack_tests;

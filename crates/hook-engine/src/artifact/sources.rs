@@ -1,0 +1,91 @@
+//! The sources section: what an artifact was compiled from, for staleness checks.
+//!
+//! `[file_count, dir_count]`, then per file `[path (2), len (2), mtime_ns (2), hash (2)]` and
+//! per folder `[path (2), names_hash (2)]`. A file that did not exist has `len = u64::MAX`.
+
+use super::format::Section;
+use super::reader::{Artifact, ArtifactError, StrRef};
+
+/// A source file as it was at compile time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileStamp<'a> {
+    /// Absolute path.
+    pub path: &'a str,
+    /// Length; `None` when it did not exist.
+    pub len: Option<u64>,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: i64,
+    /// [`fnv1a`] of the contents.
+    pub hash: u64,
+}
+
+/// A pack folder as it was at compile time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirStamp<'a> {
+    /// Absolute path.
+    pub path: &'a str,
+    /// [`names_hash`] of its pack files, 0 when it did not exist.
+    pub names_hash: u64,
+}
+
+/// The sources recorded in `artifact`.
+///
+/// # Errors
+///
+/// When the section is malformed.
+pub fn sources<'a>(
+    artifact: &Artifact<'a>,
+) -> Result<(Vec<FileStamp<'a>>, Vec<DirStamp<'a>>), ArtifactError> {
+    let section = artifact.section(Section::Sources);
+    if section.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let w = |i: usize| artifact.word(Section::Sources, i);
+    let wide = |i: usize| -> Result<u64, ArtifactError> {
+        Ok(u64::from(w(i)?) | (u64::from(w(i + 1)?) << 32))
+    };
+    let (files, dirs) = (w(0)? as usize, w(1)? as usize);
+    let mut at = 2;
+    let mut file_stamps = Vec::with_capacity(files);
+    for _ in 0..files {
+        let path = artifact.str(StrRef { offset: w(at)?, len: w(at + 1)? })?;
+        let len = wide(at + 2)?;
+        file_stamps.push(FileStamp {
+            path,
+            len: (len != u64::MAX).then_some(len),
+            mtime_ns: wide(at + 4)?.cast_signed(),
+            hash: wide(at + 6)?,
+        });
+        at += 8;
+    }
+    let mut dir_stamps = Vec::with_capacity(dirs);
+    for _ in 0..dirs {
+        let path = artifact.str(StrRef { offset: w(at)?, len: w(at + 1)? })?;
+        dir_stamps.push(DirStamp { path, names_hash: wide(at + 2)? });
+        at += 4;
+    }
+    Ok((file_stamps, dir_stamps))
+}
+
+/// FNV-1a, 64 bits: a stable hash for fingerprints (not for security).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The hash of a pack folder's file names (`*.toml`), which must be sorted.
+pub fn names_hash<S: AsRef<str>>(sorted_names: &[S]) -> u64 {
+    let joined: Vec<&str> = sorted_names.iter().map(AsRef::as_ref).collect();
+    fnv1a(joined.join("\n").as_bytes())
+}
+
+/// The fingerprint of this hookpack build: an artifact written by another build is stale, since
+/// builtin packs and semantics may differ even when the format does not.
+pub fn hookpack_fingerprint() -> u64 {
+    fnv1a(concat!("hookpack ", env!("CARGO_PKG_VERSION")).as_bytes())
+        ^ u64::from(super::format::FORMAT_VERSION)
+}

@@ -1,0 +1,215 @@
+//! Answering from the compiled rules: map the artifact, check it, notice staleness, evaluate.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use hook_engine::artifact::sources::{hookpack_fingerprint, names_hash, sources};
+use hook_engine::artifact::{Artifact, ArtifactError, map_file};
+use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, respond};
+use hook_model::HookInput;
+use serde_json::Value;
+
+use crate::respond::Answer;
+use crate::{Env, Installation};
+
+/// Artifacts up to this size are checked against their CRC on every run (≈ 20 µs); larger ones
+/// once per version, remembered in a stamp file next to them.
+const VERIFY_EVERY_RUN: usize = 256 << 10;
+
+/// Answers `input` from the installation's artifact. Any problem with the artifact fails open.
+pub(crate) fn answer(
+    input: &HookInput,
+    payload: &Value,
+    installation: &Installation,
+    env: &Env,
+) -> Answer {
+    let kind = input.kind();
+    let path = installation.artifact_path(env);
+    let (mapped, metadata) = match map_file(&path) {
+        Ok(mapped) => mapped,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Answer::note(format!(
+                "no compiled rules at {}; run `hookpack compile`",
+                path.display()
+            ));
+        }
+        Err(err) => return Answer::note(format!("cannot read {}: {err}", path.display())),
+    };
+    let artifact = match Artifact::parse(mapped.bytes()).and_then(|a| verified(a, &path, &metadata))
+    {
+        Ok(artifact) => artifact,
+        Err(err) => {
+            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
+        }
+    };
+
+    let notice = match stale(&artifact) {
+        Ok(None) => None,
+        Ok(Some(change)) => {
+            let key = format!("stale-{:016x}", artifact.source_fingerprint());
+            first_time(installation, &input.common.session_id, &key).then(|| {
+                format!(
+                    "hookpack: rules are stale ({change}); run `hookpack compile` in {}",
+                    root(installation).display()
+                )
+            })
+        }
+        Err(err) => {
+            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
+        }
+    };
+
+    let engine = match Engine::new(artifact) {
+        Ok(engine) => engine,
+        Err(err) => {
+            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
+        }
+    };
+    let facts = Facts {
+        kind,
+        payload,
+        project_root: match installation {
+            Installation::Project { root, .. } => Some(root.as_path()),
+            Installation::User { .. } => env.project_dir.as_deref(),
+        },
+        state: SessionState::default(),
+        bracket: Bracket::Fresh,
+    };
+    let evaluation = match engine.evaluate(&facts, Mode::Answer) {
+        Ok(evaluation) => evaluation,
+        Err(err) => {
+            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
+        }
+    };
+    let mut response = respond(kind, &evaluation);
+    if let Some(notice) = notice {
+        announce(&mut response.output, notice);
+    }
+    Answer { output: Some(response.output), note: None, block: response.exit_block }
+}
+
+/// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.
+fn announce(output: &mut hook_model::HookOutput, notice: String) {
+    if let Some(slot) = output.system_message_mut() {
+        *slot = Some(match slot.take() {
+            Some(message) => format!("{message}\n{notice}"),
+            None => notice,
+        });
+    }
+}
+
+/// The artifact, once its CRC is known to hold.
+fn verified<'a>(
+    artifact: Artifact<'a>,
+    path: &Path,
+    metadata: &fs::Metadata,
+) -> Result<Artifact<'a>, ArtifactError> {
+    if artifact.bytes().len() <= VERIFY_EVERY_RUN {
+        artifact.verify()?;
+        return Ok(artifact);
+    }
+    let stamp_path = stamp_path(path);
+    let stamp =
+        format!("{} {} {:016x}", metadata.len(), mtime_ns(metadata), artifact.source_fingerprint());
+    if fs::read_to_string(&stamp_path).is_ok_and(|s| s == stamp) {
+        return Ok(artifact);
+    }
+    artifact.verify()?;
+    // Best effort: without the stamp the next run verifies again.
+    let staged = stamp_path.with_extension("ok.tmp");
+    if fs::write(&staged, &stamp).is_ok() {
+        let _ = fs::rename(&staged, &stamp_path);
+    }
+    Ok(artifact)
+}
+
+/// `rules.hpk` → `rules.hpk.ok`.
+pub fn stamp_path(artifact: &Path) -> PathBuf {
+    let mut name = artifact.file_name().unwrap_or_default().to_owned();
+    name.push(".ok");
+    artifact.with_file_name(name)
+}
+
+/// What changed since the artifact was compiled, if anything.
+fn stale(artifact: &Artifact<'_>) -> Result<Option<String>, ArtifactError> {
+    if artifact.compiler_fingerprint() != hookpack_fingerprint() {
+        return Ok(Some("compiled by another version of hookpack".to_owned()));
+    }
+    let (files, dirs) = sources(artifact)?;
+    for file in files {
+        let changed = match (fs::metadata(file.path), file.len) {
+            (Err(_), None) => false,
+            (Err(_), Some(_)) => return Ok(Some(format!("{} was removed", file.path))),
+            (Ok(_), None) => return Ok(Some(format!("{} was created", file.path))),
+            (Ok(meta), Some(len)) if meta.len() == len && mtime_ns(&meta) == file.mtime_ns => false,
+            (Ok(_), Some(_)) => fs::read(file.path)
+                .map_or(true, |bytes| hook_engine::artifact::sources::fnv1a(&bytes) != file.hash),
+        };
+        if changed {
+            return Ok(Some(format!("{} changed", file.path)));
+        }
+    }
+    for dir in dirs {
+        if pack_names_hash(Path::new(dir.path)) != dir.names_hash {
+            return Ok(Some(format!("packs were added to or removed from {}", dir.path)));
+        }
+    }
+    Ok(None)
+}
+
+/// The names hash of a pack folder as the compiler computes it: 0 when it does not exist.
+fn pack_names_hash(dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+        .filter_map(|p| p.file_name()?.to_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names_hash(&names)
+}
+
+fn mtime_ns(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0)
+}
+
+fn root(installation: &Installation) -> &Path {
+    match installation {
+        Installation::Project { root, .. } => root,
+        Installation::User { dir } => dir,
+    }
+}
+
+/// Whether this is the first time `key` is announced in `session`: a marker file under
+/// `state/notices/`, created atomically, so parallel hooks announce it once.
+fn first_time(installation: &Installation, session: &str, key: &str) -> bool {
+    let dir = match installation {
+        Installation::Project { dir, .. } | Installation::User { dir } => dir.join("state/notices"),
+    };
+    let session: String = session
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(64)
+        .collect();
+    let _ = fs::create_dir_all(&dir);
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(format!("{session}.{key}")))
+    {
+        Ok(mut file) => {
+            let _ = file.write_all(b"announced\n");
+            true
+        }
+        // Already announced; or the folder is unwritable, and then saying it every time is
+        // better than never.
+        Err(err) => err.kind() != std::io::ErrorKind::AlreadyExists,
+    }
+}

@@ -1,0 +1,92 @@
+//! `hookpack`: compile, lint and test rule packs (CONTRACT §6).
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a command-line tool reports on its streams"
+)]
+
+mod commands;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: hookpack <command> [--project DIR]
+
+commands:
+  compile [--check]   lint, run the pack tests, and write the compiled rules
+                      (--check: write nothing, fail when the compiled rules are stale)
+  lint                report every problem in every pack
+  test                run the [[test]] cases of every pack
+
+--project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current
+directory holding .claude/hookpack/, else the current directory.
+";
+
+/// What the command line asked for.
+#[derive(Debug)]
+struct Args {
+    command: String,
+    check: bool,
+    project: Option<PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut parsed = Args { command: String::new(), check: false, project: None };
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--check" => parsed.check = true,
+            "--project" => {
+                parsed.project = Some(rest.next().ok_or("--project needs a folder")?.into());
+            }
+            _ if arg.starts_with("--project=") => {
+                parsed.project = Some(arg.trim_start_matches("--project=").into());
+            }
+            "-h" | "--help" | "help" if parsed.command.is_empty() => parsed.command = "help".into(),
+            _ if arg.starts_with('-') => return Err(format!("unknown option `{arg}`")),
+            _ if parsed.command.is_empty() => parsed.command.clone_from(arg),
+            _ => return Err(format!("unexpected argument `{arg}`")),
+        }
+    }
+    if parsed.check && parsed.command != "compile" {
+        return Err("--check goes with `compile`".into());
+    }
+    Ok(parsed)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match parse(&args) {
+        Ok(args) => args,
+        Err(message) => {
+            eprint!("error: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match args.command.as_str() {
+        "compile" => commands::compile(&commands::layout(args.project.as_deref()), args.check),
+        "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref()))),
+        "test" => commands::test(&commands::layout(args.project.as_deref())),
+        "help" => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        "" => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+        other => {
+            eprint!("error: unknown command `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `hookpack lint | test | compile [--check]` on real project folders, and the hooks answering
+//! from what `compile` wrote.
+
+use hook_model::EventKind;
+use hook_runtime::ExitStatus;
+use serde_json::json;
+
+use crate::{hook, hookpack, project, text};
+
+const GUARD: &str = r#"[pack]
+name = "guard"
+
+[[rule]]
+id = "rm-root"
+on = "PreToolUse"
+tool = "Bash"
+regex = ['\brm\s+-rf\s+/(\s|$)']
+decision = "deny"
+reason = "rm -rf / deletes the whole system; remove the specific folder instead."
+
+[[rule]]
+id = "env-files"
+on = "PreToolUse"
+tool = "Write|Edit"
+paths = ["**/.env*", "!**/.env.example"]
+decision = "ask"
+reason = "This writes secrets."
+
+[[test]]
+name = "rm of root is denied"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "rm -rf /" } }
+expect = { decision = "deny", rules = ["guard/rm-root"] }
+
+[[test]]
+name = "rm of build is fine"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "rm -rf ./build" } }
+expect = { decision = "none" }
+"#;
+
+fn bash(command: &str) -> serde_json::Value {
+    json!({"hook_event_name": "PreToolUse", "session_id": "s", "transcript_path": "/t", "cwd": "/p",
+           "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "t"})
+}
+
+#[test]
+fn compile_then_the_hooks_answer() {
+    let dir = project("compile", &[(".claude/hookpack/packs/guard.toml", GUARD)]);
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
+    assert!(
+        stdout.contains("compiled 2 rules (0 keywords, 2 globs, 1 regexes) from 1 packs"),
+        "{stdout}"
+    );
+
+    let (status, stdout, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"],
+        "[guard/rm-root] rm -rf / deletes the whole system; remove the specific folder instead."
+    );
+
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf ./build"));
+    assert_eq!(stdout, "", "a look-alike is allowed");
+
+    let write = |path: &str| {
+        json!({"hook_event_name": "PreToolUse", "session_id": "s", "transcript_path": "/t", "cwd": "/p",
+               "tool_name": "Write", "tool_input": {"file_path": dir.join(path), "content": "x"}, "tool_use_id": "t"})
+    };
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &write(".env.local"));
+    assert!(stdout.contains(r#""permissionDecision":"ask""#), "{stdout}");
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &write(".env.example"));
+    assert_eq!(stdout, "");
+
+    assert_eq!(hookpack(&dir, &["compile", "--check"]).status.code(), Some(0));
+}
+
+#[test]
+fn lint_reports_every_problem_with_its_place() {
+    let broken = "[pack]\nname = \"b\"\n\n[[rule]]\nid = \"x\"\non = \"UserPromptSubmit\"\nkeyword = [\"sql\"]\npaths = [\"src/**\"]\ncontext = \"c\"\n";
+    let dir = project(
+        "lint",
+        &[
+            (".claude/hookpack/packs/b.toml", broken),
+            (".claude/hookpack/hookpack.toml", "window_token = 5\n"),
+        ],
+    );
+    let out = hookpack(&dir, &["lint"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("/.claude/hookpack/packs/b.toml:7:1: error: unknown key `keyword` in a rule; did you mean `keywords`?"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "/.claude/hookpack/packs/b.toml:8:1: error: `paths` does not apply to UserPromptSubmit"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("/.claude/hookpack/hookpack.toml:1:1: error: unknown key `window_token` in the config; did you mean `window_tokens`?"), "{stderr}");
+    assert!(stderr.contains("3 errors, 0 warnings"), "{stderr}");
+    // Nothing is written while there are errors.
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(1));
+    assert!(!dir.join(".claude/hookpack/compiled/rules.hpk").exists());
+}
+
+#[test]
+fn compile_refuses_packs_whose_tests_fail() {
+    let failing =
+        GUARD.replace(r#"expect = { decision = "none" }"#, r#"expect = { decision = "deny" }"#);
+    let dir = project("failing-tests", &[(".claude/hookpack/packs/guard.toml", &failing)]);
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("test guard/rm of build is fine ... FAILED"), "{stdout}");
+    assert!(stdout.contains("    expected decision deny, got none"), "{stdout}");
+    assert!(text(&out.stderr).contains("pack tests failed; the compiled rules were not written"));
+    assert!(!dir.join(".claude/hookpack/compiled/rules.hpk").exists());
+    assert_eq!(hookpack(&dir, &["test"]).status.code(), Some(1));
+}
+
+#[test]
+fn a_changed_pack_is_noticed_once_per_session() {
+    let dir = project("stale", &[(".claude/hookpack/packs/guard.toml", GUARD)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    std::fs::write(
+        dir.join(".claude/hookpack/packs/guard.toml"),
+        GUARD.replace("This writes secrets.", "Secrets!"),
+    )
+    .unwrap();
+
+    let (_, first, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert!(first.contains("rules are stale"), "{first}");
+    assert!(
+        first.contains(r#""permissionDecision":"deny""#),
+        "the stale rules still guard: {first}"
+    );
+    let (_, second, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert!(!second.contains("stale"), "once per session: {second}");
+    assert_eq!(hookpack(&dir, &["compile", "--check"]).status.code(), Some(1));
+
+    // A new pack file makes it stale too.
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    std::fs::write(dir.join(".claude/hookpack/packs/extra.toml"), "[pack]\nname = \"extra\"\n")
+        .unwrap();
+    let mut payload = bash("ls");
+    payload["session_id"] = "other-session".into();
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &payload);
+    assert!(stdout.contains("packs were added to or removed from"), "{stdout}");
+}
+
+#[test]
+fn broken_artifacts_fail_open_and_say_so() {
+    let dir = project("broken-artifact", &[(".claude/hookpack/packs/guard.toml", GUARD)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let path = dir.join(".claude/hookpack/compiled/rules.hpk");
+    let good = std::fs::read(&path).unwrap();
+
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec(), "artifact is truncated"),
+        ("foreign", b"#!/bin/sh\necho hi\n".repeat(10), "not a hookpack artifact (bad magic)"),
+        (
+            "future version",
+            {
+                let mut b = good.clone();
+                b[8] = 99;
+                b
+            },
+            "artifact format 99, but this hook reads format 1",
+        ),
+        (
+            "flipped byte",
+            {
+                let mut b = good.clone();
+                let at = b.len() - 5;
+                b[at] ^= 0x10;
+                b
+            },
+            "artifact is corrupt",
+        ),
+        ("empty", Vec::new(), "artifact is truncated (0 bytes of 64)"),
+    ];
+    for (name, bytes, message) in cases {
+        std::fs::write(&path, &bytes).unwrap();
+        let (status, stdout, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+        assert_eq!(status, ExitStatus::Proceed, "{name}");
+        assert_eq!(stdout, "", "{name}");
+        assert!(stderr.contains(message), "{name}: {stderr}");
+        assert!(stderr.contains("run `hookpack compile`"), "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{name}");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = project("usage", &[]);
+    assert_eq!(hookpack(&dir, &["frobnicate"]).status.code(), Some(2));
+    assert_eq!(hookpack(&dir, &["lint", "--check"]).status.code(), Some(2));
+    assert_eq!(hookpack(&dir, &[]).status.code(), Some(2));
+    assert_eq!(hookpack(&dir, &["--help"]).status.code(), Some(0));
+}
