@@ -1,6 +1,7 @@
 //! Developer automation for hookpack: `cargo xtask <command>`.
 //!
 //! - `codegen [--check]`: the per-event binaries, their smoke tests and the input schemas;
+//! - `compile-rules [--check]`: the builtin packs, linted, tested and compiled;
 //! - `bench [--runs N]`: start-up cost of every hook against the floor binary, in one run;
 //! - `demo`: replays `examples/` through the real binaries and prints each answer;
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
@@ -8,7 +9,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
 mod bench;
+mod bench_rules;
 mod codegen;
+mod compile_rules;
 mod demo;
 mod release;
 mod tidy;
@@ -21,6 +24,8 @@ usage: cargo xtask <command>
 
 commands:
   codegen [--check]   generate the per-event binaries, smoke tests and input schemas
+  compile-rules [--check]
+                      lint, test and compile the builtin packs (rules/*.toml)
   bench [--runs N]    spawn every hook binary against the floor binary and print ratios
   demo                replay examples/ through the hook binaries and print each answer
   tidy                check the house rules no compiler checks
@@ -34,6 +39,8 @@ fn main() -> ExitCode {
         ["codegen"] => codegen::run(workspace::Mode::Write),
         ["codegen", "--check"] => codegen::run(workspace::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),
+        ["compile-rules"] => compile_rules::run(workspace::Mode::Write),
+        ["compile-rules", "--check"] => compile_rules::run(workspace::Mode::Check),
         ["demo"] => demo::run(),
         ["dist"] => release::dist(),
         ["tidy"] => tidy::run(),

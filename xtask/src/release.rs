@@ -63,6 +63,7 @@ fn host_triple() -> anyhow::Result<String> {
 }
 
 /// `cargo xtask dist`: the hook binaries, built the faster way, in `target/dist/bin/`.
+/// They are built on their own, never with the compiler (see `bench`).
 pub(crate) fn dist() -> anyhow::Result<()> {
     let packages = ["hook-bins"];
     let linking = match build_static(&packages)? {

@@ -522,11 +522,7 @@ impl<'a> Engine<'a> {
     }
 
     fn regex(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
-        let source = |i: u32| {
-            let (offset, len) = self.regexes.source(i);
-            self.artifact.str(StrRef { offset, len }).ok().map(str::to_owned)
-        };
-        self.regexes.regex_matches(index, text, &source)
+        self.regexes.regex_matches(index, text)
     }
 
     fn apply(&self, r: &Words<'a>, state: &mut SessionState) -> Result<(), ArtifactError> {

@@ -182,7 +182,7 @@ pub fn compile(
             }
             Some(ToolMatcher::Regex(pattern)) => {
                 rec[rule::TOOL_REGEX] =
-                    1 + regex_index(&mut regexes, &mut regex_ids, &mut w, pattern);
+                    1 + regex_index(&mut regexes, &mut regex_ids, &mut w, pattern)?;
             }
             None => {}
         }
@@ -215,8 +215,11 @@ pub fn compile(
         put_list(&mut rec, rule::KEYWORDS_L, w.list(&keywords));
         put_list(&mut rec, rule::KEYWORDS_ALL_L, w.list(&ids(&c.keywords_all)));
         put_list(&mut rec, rule::EXCLUDE_L, w.list(&ids(&c.exclude)));
-        let regex_list: Vec<u32> =
-            c.regex.iter().map(|p| regex_index(&mut regexes, &mut regex_ids, &mut w, p)).collect();
+        let regex_list: Vec<u32> = c
+            .regex
+            .iter()
+            .map(|p| regex_index(&mut regexes, &mut regex_ids, &mut w, p))
+            .collect::<Result<_, _>>()?;
         put_list(&mut rec, rule::REGEX_L, w.list(&regex_list));
         put_list(&mut rec, rule::STAR_L, w.str_list(&c.star));
         let mut field_words = Vec::new();
@@ -333,15 +336,15 @@ fn regex_index<'r>(
     ids: &mut BTreeMap<&'r str, u32>,
     w: &mut Writer,
     pattern: &'r str,
-) -> u32 {
+) -> Result<u32, String> {
     if let Some(&id) = ids.get(pattern) {
-        return id;
+        return Ok(id);
     }
-    let dfa = regex_dfa(pattern);
+    let dfa = regex_dfa(pattern).map_err(|e| format!("regex `{pattern}`: {e}"))?;
     let source = w.str(pattern);
-    let id = section.push(dfa.as_deref(), 0, (source.offset, source.len));
+    let id = section.push(Some(&dfa), 0, (source.offset, source.len));
     ids.insert(pattern, id);
-    id
+    Ok(id)
 }
 
 fn sources_section(w: &mut Writer, sources: &Sources) -> Vec<u8> {

@@ -183,11 +183,8 @@ impl Reader<'_> {
         }
         if let Some(value) = check.key("regex", text_events, text_what) {
             for (pattern, span) in strings(value) {
-                match regex::RegexBuilder::new(pattern).size_limit(1 << 20).build() {
-                    Ok(_) => when.regex.push(pattern.to_owned()),
-                    Err(err) => {
-                        check.reader.error(span, format!("invalid regex: {}", regex_error(&err)));
-                    }
+                if check.reader.regex(pattern, span, "regex") {
+                    when.regex.push(pattern.to_owned());
                 }
             }
         }
@@ -296,13 +293,31 @@ impl Reader<'_> {
             let names = matcher.split(['|', ',']).map(str::trim).filter(|n| !n.is_empty());
             return Some(ToolMatcher::Names(names.map(str::to_owned).collect()));
         }
-        match regex::Regex::new(matcher) {
-            Ok(_) => Some(ToolMatcher::Regex(matcher.to_owned())),
-            Err(err) => {
-                self.error(span, format!("invalid tool matcher regex: {}", regex_error(&err)));
-                None
-            }
+        self.regex(matcher, span, "tool matcher regex")
+            .then(|| ToolMatcher::Regex(matcher.to_owned()))
+    }
+
+    /// Checks that `pattern` is a valid regex that can be precompiled; warns where its word
+    /// boundaries, which hookpack evaluates as ASCII ones, meet non-ASCII text it names.
+    fn regex(&mut self, pattern: &str, span: Range<usize>, what: &str) -> bool {
+        if let Err(err) = regex::RegexBuilder::new(pattern).size_limit(1 << 20).build() {
+            self.error(span, format!("invalid {what}: {}", regex_error(&err)));
+            return false;
         }
+        if let Err(err) = crate::emit::regex_dfa(pattern) {
+            self.error(span, format!("{what} `{pattern}` cannot be precompiled: {err}"));
+            return false;
+        }
+        if (pattern.contains(r"\b") || pattern.contains(r"\B")) && !pattern.is_ascii() {
+            self.warning(
+                span,
+                format!(
+                    "`\\b` in `{pattern}` is an ASCII word boundary: next to a non-ASCII letter it \
+                     acts as if the letter were not one (`keywords` match at Unicode word boundaries)"
+                ),
+            );
+        }
+        true
     }
 
     fn terms(

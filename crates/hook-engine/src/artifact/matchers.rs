@@ -1,8 +1,5 @@
 //! [`Matchers`]: the glob and regex matchers of an artifact, serialized DFAs read in place.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use regex_automata::dfa::Automaton;
 use regex_automata::dfa::dense::DFA;
 use regex_automata::{Anchored, Input};
@@ -18,8 +15,6 @@ pub struct Matchers<'a> {
     section: &'a [u8],
     count: usize,
     blobs: usize,
-    /// Regexes compiled at run time, for patterns without a DFA or texts the DFA gave up on.
-    fallback: RefCell<HashMap<u32, Option<regex::Regex>>>,
 }
 
 impl<'a> Matchers<'a> {
@@ -30,14 +25,14 @@ impl<'a> Matchers<'a> {
     /// When the table does not fit the section.
     pub fn new(section: &'a [u8]) -> Result<Self, ArtifactError> {
         if section.is_empty() {
-            return Ok(Matchers { section, count: 0, blobs: 0, fallback: RefCell::default() });
+            return Ok(Matchers { section, count: 0, blobs: 0 });
         }
         let count = word(section, 0)? as usize;
         let blobs = ((1 + count * ENTRY) * 4).next_multiple_of(8);
         if blobs > section.len() {
             return Err(ArtifactError::Malformed("matcher table"));
         }
-        Ok(Matchers { section, count, blobs, fallback: RefCell::default() })
+        Ok(Matchers { section, count, blobs })
     }
 
     /// The number of matchers.
@@ -64,29 +59,17 @@ impl<'a> Matchers<'a> {
         }
     }
 
-    /// Whether regex `index` matches anywhere in `text`; `source` gives the regex's text for
-    /// the run-time fallback.
+    /// Whether regex `index` matches anywhere in `text`. The compiler builds every regex's
+    /// DFA with ASCII word boundaries, so the search never gives up on a byte.
     ///
     /// # Errors
     ///
     /// When the matcher is damaged.
-    pub fn regex_matches(
-        &self,
-        index: u32,
-        text: &str,
-        source: &dyn Fn(u32) -> Option<String>,
-    ) -> Result<bool, ArtifactError> {
-        if let Some(dfa) = self.dfa(index)?
-            && let Ok(found) = dfa.try_search_fwd(&Input::new(text))
-        {
-            return Ok(found.is_some());
-        }
-        // No DFA, or the DFA stopped at a non-ASCII byte it cannot judge (`\b` is Unicode-aware).
-        let mut cache = self.fallback.borrow_mut();
-        let regex = cache.entry(index).or_insert_with(|| regex::Regex::new(&source(index)?).ok());
-        match regex {
-            Some(regex) => Ok(regex.is_match(text)),
-            None => Err(ArtifactError::Malformed("regex without automaton or source")),
+    pub fn regex_matches(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
+        let dfa = self.dfa(index)?.ok_or(ArtifactError::Malformed("regex without automaton"))?;
+        match dfa.try_search_fwd(&Input::new(text)) {
+            Ok(found) => Ok(found.is_some()),
+            Err(_) => Err(ArtifactError::Malformed("regex automaton gave up")),
         }
     }
 

@@ -6,11 +6,11 @@
 use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
+use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use super::writer::{push_words, to_u32};
 
-/// Largest DFA kept, in bytes; above it, a regex is compiled at run time instead, when a rule
-/// needs it (CONTRACT §4.1 allows any Rust regex, and some Unicode classes make huge DFAs).
+/// Largest DFA, in bytes: a regex whose DFA would be larger is refused by the linter.
 const DFA_LIMIT: usize = 1 << 20;
 
 /// The DFA of a glob (`literal_separator`: `*` does not cross `/`), as bytes.
@@ -23,11 +23,66 @@ pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, String> {
     build(glob.regex(), false, false).map_err(|err| format!("glob `{glob}`: {err}"))
 }
 
-/// The DFA of a regex searched unanchored, or `None` when it would be too large or needs what
-/// a DFA cannot do. With `Some`, the DFA may stop at a non-ASCII byte (Unicode word
-/// boundaries); the matcher then falls back to the `regex` crate for that text.
-pub(crate) fn regex_dfa(pattern: &str) -> Option<Vec<u8>> {
-    build(pattern, true, true).ok()
+/// The DFA of a regex, searched unanchored.
+///
+/// `\b`, `\B` and the other word-boundary assertions are made ASCII: a DFA can decide a Unicode
+/// word boundary only between ASCII bytes and would give up on any other, and deciding it
+/// then would need the regex parser and its Unicode tables in every hook. Next to a non-ASCII
+/// letter, `\b` therefore behaves as if the letter were not a word character (the linter
+/// warns where that can matter; `keywords` match at Unicode word boundaries).
+pub(crate) fn regex_dfa(pattern: &str) -> Result<Vec<u8>, String> {
+    let hir =
+        regex_syntax::ParserBuilder::new().build().parse(pattern).map_err(|e| e.to_string())?;
+    let hir = ascii_word_boundaries(&hir);
+    let nfa = thompson::Compiler::new()
+        .configure(thompson::Config::new().shrink(true))
+        .build_from_hir(&hir)
+        .map_err(|e| e.to_string())?;
+    let dfa = dense::Builder::new()
+        .configure(config(true))
+        .build_from_nfa(&nfa)
+        .map_err(|e| format!("too large to precompile ({e})"))?;
+    let (bytes, padding) = dfa.to_bytes_little_endian();
+    Ok(bytes[padding..].to_vec())
+}
+
+/// `hir` with every Unicode word-boundary assertion replaced by its ASCII twin.
+fn ascii_word_boundaries(hir: &Hir) -> Hir {
+    match hir.kind() {
+        HirKind::Look(look) => Hir::look(match look {
+            Look::WordUnicode => Look::WordAscii,
+            Look::WordUnicodeNegate => Look::WordAsciiNegate,
+            Look::WordStartUnicode => Look::WordStartAscii,
+            Look::WordEndUnicode => Look::WordEndAscii,
+            Look::WordStartHalfUnicode => Look::WordStartHalfAscii,
+            Look::WordEndHalfUnicode => Look::WordEndHalfAscii,
+            other => *other,
+        }),
+        HirKind::Repetition(rep) => Hir::repetition(Repetition {
+            sub: Box::new(ascii_word_boundaries(&rep.sub)),
+            ..rep.clone()
+        }),
+        HirKind::Capture(cap) => {
+            Hir::capture(Capture { sub: Box::new(ascii_word_boundaries(&cap.sub)), ..cap.clone() })
+        }
+        HirKind::Concat(subs) => Hir::concat(subs.iter().map(ascii_word_boundaries).collect()),
+        HirKind::Alternation(subs) => {
+            Hir::alternation(subs.iter().map(ascii_word_boundaries).collect())
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => hir.clone(),
+    }
+}
+
+fn config(unanchored: bool) -> dense::Config {
+    dense::Config::new()
+        .minimize(false)
+        .dfa_size_limit(Some(DFA_LIMIT))
+        .determinize_size_limit(Some(DFA_LIMIT * 4))
+        .start_kind(if unanchored {
+            regex_automata::dfa::StartKind::Unanchored
+        } else {
+            regex_automata::dfa::StartKind::Anchored
+        })
 }
 
 fn build(pattern: &str, unanchored: bool, utf8: bool) -> Result<Vec<u8>, String> {

@@ -1,0 +1,146 @@
+//! The rule-count part of `cargo xtask bench`: a hook's start-up cost must not grow with the
+//! number of rules (issue #3).
+//!
+//! Packs of 0, 10, 1,000 and 10,000 rules (five keywords each: 50,000 at the top) are written
+//! as TOML, compiled by the release `hookpack compile` (timed), and the `UserPromptSubmit` hook
+//! is spawned on the same prompt against each, interleaved. Limits: 10,000 rules at most 1.5×
+//! the empty pack; compiling them under 2 s.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::ensure;
+
+use crate::bench::{measure, ms};
+use crate::workspace::root;
+
+const SIZES: [usize; 4] = [0, 10, 1_000, 10_000];
+const KEYWORDS_PER_RULE: usize = 5;
+const MAX_RATIO: f64 = 1.5;
+const MAX_COMPILE: Duration = Duration::from_secs(2);
+
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "be", "do", "fa", "gu", "hi", "jo", "ku", "la",
+    "mo", "nu", "pe", "qui", "ra", "se", "ti", "un", "ve", "wa", "xo", "yu", "ze", "bri", "cla",
+    "dro", "fle", "gri", "pla", "sto", "tra", "vin", "wul", "zar",
+];
+
+/// The `i`-th made-up word: three syllables, 64,000 distinct ones.
+fn word(i: usize) -> String {
+    let n = SYLLABLES.len();
+    format!("{}{}{}", SYLLABLES[i % n], SYLLABLES[(i / n) % n], SYLLABLES[(i / n / n) % n])
+}
+
+fn pack(rules: usize) -> String {
+    let mut text = String::from("[pack]\nname = \"bench\"\n");
+    for r in 0..rules {
+        let terms: Vec<String> = (0..KEYWORDS_PER_RULE)
+            .map(|k| format!("\"{}\"", word(r * KEYWORDS_PER_RULE + k)))
+            .collect();
+        let _ = write!(
+            text,
+            "\n[[rule]]\nid = \"r{r}\"\non = \"UserPromptSubmit\"\nkeywords = [{}]\ncontext = \"Rule {r}: a convention of about a hundred characters that the model should follow here.\"\n",
+            terms.join(", ")
+        );
+    }
+    text
+}
+
+/// Runs the rule-count benchmark with the binaries in `bin_dir`; returns what exceeded a limit.
+pub(crate) fn run(
+    bin_dir: &Path,
+    hookpack: &Path,
+    linking: &str,
+    runs: usize,
+) -> anyhow::Result<Vec<String>> {
+    let scratch = root().join("target/bench/rules");
+    let _ = std::fs::remove_dir_all(&scratch);
+    // A prompt that names three rules' keywords among ordinary words.
+    let prompt = format!(
+        "Please add validation to the invoices handler; see {} and {} ({}).",
+        word(3),
+        word(5_000),
+        word(49_999)
+    );
+    let payload = scratch.join("prompt.json");
+    std::fs::create_dir_all(&scratch)?;
+    std::fs::write(
+        &payload,
+        serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": "bench", "transcript_path": "/t",
+                           "cwd": scratch, "permission_mode": "default", "prompt": prompt}).to_string(),
+    )?;
+
+    println!(
+        "\nrule count ({linking} linking): hookpack-user-prompt-submit on one prompt, median of {runs} spawns each"
+    );
+    let mut projects = Vec::new();
+    for rules in SIZES {
+        let project = scratch.join(format!("rules-{rules}"));
+        std::fs::create_dir_all(project.join(".claude/hookpack/packs"))?;
+        std::fs::write(project.join(".claude/hookpack/packs/bench.toml"), pack(rules))?;
+        let started = Instant::now();
+        let output = Command::new(hookpack)
+            .args(["compile", "--project"])
+            .arg(&project)
+            .env_remove("HOOKPACK_ARTIFACT")
+            .output()?;
+        let elapsed = started.elapsed();
+        ensure!(
+            output.status.success(),
+            "hookpack compile failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let size = std::fs::metadata(project.join(".claude/hookpack/compiled/rules.hpk"))?.len();
+        projects.push((rules, project, elapsed, size));
+    }
+
+    let hook = bin_dir.join("hookpack-user-prompt-submit");
+    let cases: [(&Path, &Path); 4] = [
+        (&hook, &projects[0].1),
+        (&hook, &projects[1].1),
+        (&hook, &projects[2].1),
+        (&hook, &projects[3].1),
+    ];
+    let times = measure(&cases, &payload, runs)?;
+    let empty = times[0];
+    println!(
+        "{:>8} {:>10} {:>12} {:>12} {:>10} {:>7}",
+        "rules", "keywords", "artifact", "compile", "hook", "ratio"
+    );
+    let mut failures = Vec::new();
+    for ((rules, _, compile, size), time) in projects.iter().zip(times) {
+        let ratio = time.as_secs_f64() / empty.as_secs_f64();
+        println!(
+            "{rules:>8} {:>10} {:>12} {:>12} {:>10} {ratio:>7.3}",
+            rules * KEYWORDS_PER_RULE,
+            format!("{} KiB", size.div_ceil(1024)),
+            ms(*compile),
+            ms(time)
+        );
+        if *rules == 10_000 {
+            if ratio > MAX_RATIO {
+                failures
+                    .push(format!("10,000 rules: {ratio:.3}x the empty pack (limit {MAX_RATIO})"));
+            }
+            if *compile > MAX_COMPILE {
+                failures.push(format!("compiling 10,000 rules took {} (limit 2 s)", ms(*compile)));
+            }
+        }
+    }
+    let answer = Command::new(&hook)
+        .env_clear()
+        .env("CLAUDE_PROJECT_DIR", &projects[3].1)
+        .stdin(std::fs::File::open(&payload)?)
+        .output()?;
+    let answer = String::from_utf8_lossy(&answer.stdout);
+    ensure!(
+        answer.contains("Rule 0:")
+            && answer.contains("Rule 1000:")
+            && answer.contains("Rule 9999:"),
+        "the 10,000-rule hook did not fire the three rules: {answer}"
+    );
+    println!("the 10,000-rule hook fired the rules the prompt names: r0, r1000, r9999");
+    Ok(failures)
+}
