@@ -5,3 +5,4 @@ mod artifact;
 mod diagnostics;
 mod differential;
 mod pack_tests;
+mod scopes;

@@ -1,0 +1,110 @@
+//! Scopes and precedence (CONTRACT §3): user < project < local, by full rule id; `disable`;
+//! config layered across files and `HOOKPACK_*` variables.
+
+use std::path::{Path, PathBuf};
+
+use rules_compiler::{Layout, load};
+
+fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scopes").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+fn rule(pack: &str, id: &str, context: &str) -> String {
+    format!(
+        "[pack]\nname = \"{pack}\"\n\n[[rule]]\nid = \"{id}\"\non = \"UserPromptSubmit\"\ncontext = \"{context}\"\n"
+    )
+}
+
+fn layout(dir: &Path) -> Layout {
+    Layout { project: Some(dir.join("project")), user: Some(dir.join("user")) }
+}
+
+#[test]
+fn higher_scopes_replace_the_same_full_id_and_disable_turns_rules_off() {
+    let user = rule("style", "tone", "from the user");
+    let project = rule("style", "tone", "from the project");
+    let local = rule("style", "tone", "from local");
+    let other = format!(
+        "{}\n[[rule]]\nid = \"b\"\non = \"Stop\"\nmessage = \"b\"\n",
+        rule("other", "a", "a")
+    );
+    let dir = folder(
+        "precedence",
+        &[
+            ("user/packs/style.toml", &user),
+            ("project/.claude/hookpack/packs/style.toml", &project),
+            ("project/.claude/hookpack/packs/other.toml", &other),
+            ("project/.claude/hookpack/local/style.toml", &local),
+        ],
+    );
+    let loaded = load(&layout(&dir), &[]);
+    assert!(loaded.diagnostics.is_empty(), "{}", loaded.diagnostics.render());
+    let rules: Vec<(String, Option<String>)> =
+        loaded.rules().iter().map(|r| (r.full_id(), r.then.context.clone())).collect();
+    assert_eq!(
+        rules,
+        [
+            ("style/tone".to_owned(), Some("from local".to_owned())),
+            ("other/a".to_owned(), Some("a".to_owned())),
+            ("other/b".to_owned(), None),
+        ]
+    );
+
+    std::fs::write(dir.join("project/.claude/hookpack/hookpack.toml"), "disable = [\"other/*\"]\n")
+        .unwrap();
+    std::fs::write(dir.join("user/hookpack.toml"), "disable = [\"style/tone\"]\n").unwrap();
+    let loaded = load(&layout(&dir), &[]);
+    assert!(loaded.rules().is_empty(), "every config's `disable` counts");
+}
+
+#[test]
+fn config_layers_files_then_environment() {
+    let dir = folder(
+        "config",
+        &[
+            ("user/hookpack.toml", "window_tokens = 1000000\n[budget]\nfresh = 100\n"),
+            ("project/.claude/hookpack/hookpack.toml", "[budget]\nfresh = 200\nmoderate = 300\n"),
+            ("project/.claude/hookpack/hookpack.local.toml", "[brackets]\nfresh = 70\n"),
+        ],
+    );
+    let loaded = load(&layout(&dir), &[]);
+    assert!(loaded.diagnostics.is_empty(), "{}", loaded.diagnostics.render());
+    let settings = loaded.config.settings();
+    assert_eq!(settings.window_tokens, 1_000_000);
+    assert_eq!(settings.budget, [200, 300, 2000, 2500]);
+    assert_eq!(settings.brackets, [70, 40, 25]);
+
+    let env = [
+        ("HOOKPACK_WINDOW_TOKENS".to_owned(), "500000".to_owned()),
+        ("HOOKPACK_BRACKETS__MODERATE".to_owned(), "45".to_owned()),
+        ("HOOKPACK_ARTIFACT".to_owned(), "/elsewhere/rules.hpk".to_owned()),
+    ];
+    let settings = load(&layout(&dir), &env).config.settings();
+    assert_eq!(settings.window_tokens, 500_000);
+    assert_eq!(settings.brackets, [70, 45, 25]);
+}
+
+#[test]
+fn config_problems_are_reported() {
+    let dir = folder(
+        "bad-config",
+        &[(
+            "project/.claude/hookpack/hookpack.toml",
+            "builtin = [\"gaurd\"]\n[brackets]\nfresh = 20\nmoderate = 40\n",
+        )],
+    );
+    let rendered = load(&layout(&dir), &[]).diagnostics.render();
+    assert!(rendered.contains("config: no builtin pack `gaurd`"), "{rendered}");
+    assert!(rendered.contains("bracket thresholds must not increase"), "{rendered}");
+
+    let env = [("HOOKPACK_NO_SUCH".to_owned(), "1".to_owned())];
+    let rendered = load(&layout(&folder("bad-env", &[])), &env).diagnostics.render();
+    assert!(rendered.contains("unknown field"), "{rendered}");
+}
