@@ -6,6 +6,8 @@ use std::sync::Arc;
 use hook_model::EventKind;
 use serde_json::Value;
 
+pub use hook_engine::{Bracket, Decision};
+
 use crate::SourceFile;
 
 /// One parsed rule pack.
@@ -114,19 +116,6 @@ pub struct FieldCondition {
     pub values: Vec<Value>,
 }
 
-/// A context bracket: how much of the context window remains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Bracket {
-    /// Plenty left.
-    Fresh,
-    /// Some used.
-    Moderate,
-    /// Getting full.
-    Depleted,
-    /// Nearly full.
-    Critical,
-}
-
 /// A context layer, SYNAPSE's L0–L7, injected in this order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Layer {
@@ -156,19 +145,6 @@ pub enum Once {
     Session,
     /// At most once per session, and again after each compaction.
     Compaction,
-}
-
-/// A rule's decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Decision {
-    /// `allow`.
-    Allow,
-    /// `ask`.
-    Ask,
-    /// `deny`.
-    Deny,
-    /// `block`.
-    Block,
 }
 
 /// What a rule does.

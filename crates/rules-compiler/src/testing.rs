@@ -60,7 +60,7 @@ fn run_test(engine: &Engine<'_>, pack: &Pack, test: &PackTest) -> Result<TestOut
         payload: &payload,
         project_root: Some(Path::new(&cwd)),
         state: SessionState { prompt_count: 1, ..SessionState::default() },
-        bracket: hook_engine::Bracket::Fresh,
+        bracket: Bracket::Fresh,
     };
     let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| e.to_string())?;
     let response = hook_engine::respond(test.kind, &evaluation);
@@ -68,10 +68,8 @@ fn run_test(engine: &Engine<'_>, pack: &Pack, test: &PackTest) -> Result<TestOut
     let mut failures = Vec::new();
 
     if let Some(decision) = expect.decision {
-        let wanted = decision.map(engine_decision);
-        let got = response
-            .decision
-            .or(response.exit_block.as_ref().map(|_| hook_engine::Decision::Block));
+        let wanted = decision;
+        let got = response.decision.or(response.exit_block.as_ref().map(|_| Decision::Block));
         if got != wanted {
             failures.push(format!("expected decision {}, got {}", name(wanted), name(got)));
         }
@@ -158,15 +156,6 @@ fn with_defaults(event: &Value) -> Value {
     payload
 }
 
-fn engine_decision(decision: Decision) -> hook_engine::Decision {
-    match decision {
-        Decision::Allow => hook_engine::Decision::Allow,
-        Decision::Ask => hook_engine::Decision::Ask,
-        Decision::Deny => hook_engine::Decision::Deny,
-        Decision::Block => hook_engine::Decision::Block,
-    }
-}
-
-fn name(decision: Option<hook_engine::Decision>) -> &'static str {
-    decision.map_or("none", hook_engine::Decision::as_str)
+fn name(decision: Option<Decision>) -> &'static str {
+    decision.map_or("none", Decision::as_str)
 }
