@@ -1,7 +1,7 @@
 //! [`Matchers`]: the glob and regex matchers of an artifact, serialized DFAs read in place.
 
 use regex_automata::dfa::Automaton;
-use regex_automata::dfa::dense::DFA;
+use regex_automata::dfa::sparse::DFA;
 use regex_automata::{Anchored, Input};
 
 use super::reader::{ArtifactError, word};
@@ -79,7 +79,7 @@ impl<'a> Matchers<'a> {
         (word(self.section, at + 3).unwrap_or(0), word(self.section, at + 4).unwrap_or(0))
     }
 
-    fn dfa(&self, index: u32) -> Result<Option<DFA<&'a [u32]>>, ArtifactError> {
+    fn dfa(&self, index: u32) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
         if index as usize >= self.count {
             return Err(ArtifactError::Malformed("matcher index"));
         }

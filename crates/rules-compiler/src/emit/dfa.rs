@@ -1,7 +1,8 @@
 //! Serialized DFAs for globs and regexes (layout: a word table, then aligned DFA bytes).
 //!
-//! Each matcher is one small dense DFA from `regex-automata`, serialized little-endian and read
-//! in place by `hook_engine::matchers` with `DFA::from_bytes` (validated, zero-copy).
+//! Each matcher is one small sparse DFA from `regex-automata` (built dense, then made sparse),
+//! serialized little-endian and read in place by `hook_engine` with `DFA::from_bytes`
+//! (validated, zero-copy).
 
 use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson;
@@ -42,8 +43,13 @@ pub(crate) fn regex_dfa(pattern: &str) -> Result<Vec<u8>, String> {
         .configure(config(true))
         .build_from_nfa(&nfa)
         .map_err(|e| format!("too large to precompile ({e})"))?;
-    let (bytes, padding) = dfa.to_bytes_little_endian();
-    Ok(bytes[padding..].to_vec())
+    sparse(&dfa)
+}
+
+/// A dense DFA's sparse form, serialized: several times smaller (Unicode classes make dense
+/// tables wide), still read in place, and fast enough for the short texts hooks see.
+fn sparse(dfa: &dense::DFA<Vec<u32>>) -> Result<Vec<u8>, String> {
+    Ok(dfa.to_sparse().map_err(|e| e.to_string())?.to_bytes_little_endian())
 }
 
 /// `hir` with every Unicode word-boundary assertion replaced by its ASCII twin.
@@ -102,8 +108,7 @@ fn build(pattern: &str, unanchored: bool, utf8: bool) -> Result<Vec<u8>, String>
         .thompson(thompson::Config::new().utf8(utf8).shrink(true))
         .build(pattern)
         .map_err(|err| err.to_string())?;
-    let (bytes, padding) = dfa.to_bytes_little_endian();
-    Ok(bytes[padding..].to_vec())
+    sparse(&dfa)
 }
 
 /// A matcher section: `[count, (offset, length, flags, source offset, source length) × count]`,
