@@ -182,6 +182,24 @@ pub struct Settings {
     pub budget: [u32; 4],
     /// Sessions older than this many days are removed.
     pub max_age_days: u32,
+    /// Whether some rule reads the context bracket (so the transcript must be read).
+    pub needs_bracket: bool,
+}
+
+impl Settings {
+    /// The bracket for `remaining` percent of the window.
+    pub fn bracket(&self, remaining: f64) -> Bracket {
+        let [fresh, moderate, depleted] = self.brackets.map(f64::from);
+        if remaining >= fresh {
+            Bracket::Fresh
+        } else if remaining >= moderate {
+            Bracket::Moderate
+        } else if remaining >= depleted {
+            Bracket::Depleted
+        } else {
+            Bracket::Critical
+        }
+    }
 }
 
 /// An artifact ready to evaluate events.
@@ -221,6 +239,7 @@ impl<'a> Engine<'a> {
             brackets: [w(1), w(2), w(3)],
             budget: [w(4), w(5), w(6), w(7)],
             max_age_days: w(8),
+            needs_bracket: w(9) & 1 != 0,
         }
     }
 

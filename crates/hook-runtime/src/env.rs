@@ -15,6 +15,8 @@ impl EnvVars {
     pub const XDG_CONFIG_HOME: &'static str = "XDG_CONFIG_HOME";
     /// The user's home.
     pub const HOME: &'static str = "HOME";
+    /// Overrides the context window's size in tokens.
+    pub const HOOKPACK_WINDOW_TOKENS: &'static str = "HOOKPACK_WINDOW_TOKENS";
 }
 
 /// The values of [`EnvVars`] for one run.
@@ -28,6 +30,8 @@ pub struct Env {
     pub xdg_config_home: Option<PathBuf>,
     /// `$HOME`.
     pub home: Option<PathBuf>,
+    /// `$HOOKPACK_WINDOW_TOKENS`.
+    pub window_tokens: Option<u32>,
 }
 
 impl Env {
@@ -38,6 +42,9 @@ impl Env {
             artifact: var(EnvVars::HOOKPACK_ARTIFACT),
             xdg_config_home: var(EnvVars::XDG_CONFIG_HOME),
             home: var(EnvVars::HOME),
+            window_tokens: std::env::var(EnvVars::HOOKPACK_WINDOW_TOKENS)
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
         }
     }
 

@@ -25,6 +25,7 @@ mod project;
 mod respond;
 mod rules;
 mod stdin;
+pub mod transcript;
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};

@@ -12,6 +12,7 @@ use hook_model::HookInput;
 use serde_json::Value;
 
 use crate::respond::Answer;
+use crate::transcript::{self, Usage};
 use crate::{Env, Installation};
 
 /// Artifacts up to this size are checked against their CRC on every run (≈ 20 µs); larger ones
@@ -67,6 +68,12 @@ pub(crate) fn answer(
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
         }
     };
+    let settings = engine.settings();
+    let bracket = if settings.needs_bracket {
+        bracket(&input.common.transcript_path, &settings, env)
+    } else {
+        Bracket::Fresh
+    };
     let facts = Facts {
         kind,
         payload,
@@ -75,7 +82,7 @@ pub(crate) fn answer(
             Installation::User { .. } => env.project_dir.as_deref(),
         },
         state: SessionState::default(),
-        bracket: Bracket::Fresh,
+        bracket,
     };
     let evaluation = match engine.evaluate(&facts, Mode::Answer) {
         Ok(evaluation) => evaluation,
@@ -88,6 +95,20 @@ pub(crate) fn answer(
         announce(&mut response.output, notice);
     }
     Answer { output: Some(response.output), note: None, block: response.exit_block }
+}
+
+/// The context bracket from the transcript's tail. Unknown usage (no transcript, nothing usable
+/// in its last megabyte, or a compaction since) counts as fresh until session state can
+/// estimate it from the prompt count (issue #4).
+fn bracket(transcript: &str, settings: &hook_engine::Settings, env: &Env) -> Bracket {
+    let Ok((Usage::Known { tokens, model }, _)) = transcript::usage(Path::new(transcript)) else {
+        return Bracket::Fresh;
+    };
+    let window =
+        transcript::window(model.as_deref(), env.window_tokens.unwrap_or(settings.window_tokens));
+    #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
+    let used = tokens as f64 * 100.0 / window as f64;
+    settings.bracket(100.0 - used)
 }
 
 /// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.

@@ -311,6 +311,8 @@ pub fn compile(
     settings_words.extend_from_slice(&settings.brackets);
     settings_words.extend_from_slice(&settings.budget);
     settings_words.push(settings.max_age_days);
+    // Flags: bit 0, some rule reads the context bracket, so hooks must read the transcript.
+    settings_words.push(u32::from(rules.iter().any(|r| !r.when.bracket.is_empty())));
     let source_bytes = sources_section(&mut w, sources);
 
     let (glob_count, regex_count) = (glob_ids.len(), regex_ids.len());

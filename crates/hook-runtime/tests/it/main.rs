@@ -80,5 +80,6 @@ fn env_without_hookpack() -> Env {
         artifact: None,
         xdg_config_home: Some(workspace_root().join("crates")),
         home: None,
+        window_tokens: None,
     }
 }

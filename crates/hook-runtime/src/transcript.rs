@@ -1,0 +1,207 @@
+//! How full the context window is, from the tail of the transcript (CONTRACT §4.4).
+//!
+//! The transcript is JSONL that reaches tens of megabytes; only its end matters. It is read
+//! backwards in chunks, at most [`MAX_TAIL_BYTES`], and only lines that can be what is looked
+//! for are parsed.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The most of a transcript read from its end.
+pub const MAX_TAIL_BYTES: u64 = 1 << 20;
+
+const CHUNK: u64 = 64 << 10;
+
+/// What the transcript's tail says about the context window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Usage {
+    /// The newest real assistant entry's input tokens (`input_tokens +
+    /// cache_creation_input_tokens + cache_read_input_tokens`) and its model.
+    Known {
+        /// Tokens in the context.
+        tokens: u64,
+        /// The model, as the transcript names it.
+        model: Option<String>,
+    },
+    /// A compaction happened after the newest assistant entry: unknown until the next one.
+    AfterCompaction,
+    /// Nothing usable in the tail.
+    Unknown,
+}
+
+/// Reads the tail of `path` backwards; returns the usage and the bytes read.
+///
+/// # Errors
+///
+/// When the file cannot be read.
+pub fn usage(path: &Path) -> io::Result<(Usage, u64)> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut read = 0u64;
+    // Bytes of a line cut by the chunk boundary, kept for the next (earlier) chunk.
+    let mut carry: Vec<u8> = Vec::new();
+    while end > 0 && read < MAX_TAIL_BYTES {
+        let start = end.saturating_sub(CHUNK).max(len.saturating_sub(MAX_TAIL_BYTES));
+        if start == end {
+            break;
+        }
+        let mut chunk = vec![0; usize::try_from(end - start).unwrap_or(0)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk)?;
+        read += end - start;
+        chunk.extend_from_slice(&carry);
+        // Every complete line, newest first; the first (possibly cut) line waits for the next
+        // chunk unless this chunk starts the file.
+        let mut lines: Vec<&[u8]> = chunk.split(|&b| b == b'\n').collect();
+        let first = if start > 0 { lines.remove(0).to_vec() } else { Vec::new() };
+        for line in lines.iter().rev() {
+            if let Some(found) = judge(line) {
+                return Ok((found, read));
+            }
+        }
+        carry = first;
+        end = start;
+    }
+    Ok((Usage::Unknown, read))
+}
+
+/// What one line says, if it decides anything.
+fn judge(line: &[u8]) -> Option<Usage> {
+    let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+    if has(b"compact_boundary") {
+        let entry: Value = serde_json::from_slice(line).ok()?;
+        return (entry.get("subtype").and_then(Value::as_str) == Some("compact_boundary"))
+            .then_some(Usage::AfterCompaction);
+    }
+    if !has(b"\"assistant\"") || !has(b"usage") {
+        return None;
+    }
+    let entry: Value = serde_json::from_slice(line).ok()?;
+    let flag = |key: &str| entry.get(key).and_then(Value::as_bool) == Some(true);
+    if entry.get("type").and_then(Value::as_str) != Some("assistant")
+        || flag("isSidechain")
+        || flag("isApiErrorMessage")
+    {
+        return None;
+    }
+    let message = entry.get("message")?;
+    let model = message.get("model").and_then(Value::as_str);
+    if model == Some("<synthetic>") {
+        return None;
+    }
+    let usage = message.get("usage")?;
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let tokens = count("input_tokens")
+        + count("cache_creation_input_tokens")
+        + count("cache_read_input_tokens");
+    Some(Usage::Known { tokens, model: model.map(str::to_owned) })
+}
+
+/// The context window of `model`: `configured`, unless the model is known to have 1,000,000
+/// tokens and the configuration kept the default.
+pub fn window(model: Option<&str>, configured: u32) -> u64 {
+    let one_million = model.is_some_and(|m| m.contains("[1m]") || m.starts_with("claude-sonnet-5"));
+    if one_million && configured == 200_000 { 1_000_000 } else { u64::from(configured.max(1)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn assistant(id: &str, tokens: (u64, u64, u64), extra: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","uuid":"u-{id}","isSidechain":false{extra},"message":{{"id":"msg_{id}","model":"claude-opus-4-7","role":"assistant","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":{},"cache_creation_input_tokens":{},"cache_read_input_tokens":{},"output_tokens":12}}}}}}"#,
+            tokens.0, tokens.1, tokens.2
+        )
+    }
+
+    fn write(name: &str, lines: &[String]) -> std::path::PathBuf {
+        let path = std::env::temp_dir()
+            .join(format!("hookpack-transcript-{}-{name}.jsonl", std::process::id()));
+        let mut file = File::create(&path).unwrap();
+        for line in lines {
+            writeln!(file, "{line}").unwrap();
+        }
+        path
+    }
+
+    #[test]
+    fn the_newest_real_assistant_entry_counts() {
+        let user = r#"{"type":"user","message":{"role":"user","content":"hi"}}"#.to_owned();
+        let sidechain = assistant("side", (1, 1, 1), r#","isSidechain":true"#)
+            .replace(r#""isSidechain":false,"#, "");
+        let error = r#"{"type":"assistant","isApiErrorMessage":true,"error":"rate_limit","message":{"model":"<synthetic>","usage":{"input_tokens":0}}}"#.to_owned();
+        let path = write(
+            "newest",
+            &[
+                assistant("a", (10, 20, 30), ""),
+                user.clone(),
+                assistant("b", (100, 2_000, 40_000), ""),
+                sidechain,
+                error,
+                user,
+            ],
+        );
+        let (found, _) = usage(&path).unwrap();
+        assert_eq!(found, Usage::Known { tokens: 42_100, model: Some("claude-opus-4-7".into()) });
+    }
+
+    #[test]
+    fn unknown_after_a_compaction() {
+        let boundary = r#"{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":180000}}"#.to_owned();
+        let path = write("compact", &[assistant("a", (1, 2, 3), ""), boundary.clone()]);
+        assert_eq!(usage(&path).unwrap().0, Usage::AfterCompaction);
+        let path = write(
+            "compact-then",
+            &[assistant("a", (1, 2, 3), ""), boundary, assistant("b", (5, 0, 0), "")],
+        );
+        assert_eq!(
+            usage(&path).unwrap().0,
+            Usage::Known { tokens: 5, model: Some("claude-opus-4-7".into()) }
+        );
+    }
+
+    /// A 50 MB transcript in the real format: the answer comes from reading at most 1 MB.
+    #[test]
+    fn a_large_transcript_is_read_from_its_tail() {
+        let filler = format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","content":"{}"}}]}}}}"#,
+            "x".repeat(2_000)
+        );
+        let mut lines = vec![assistant("old", (7, 7, 7), "")];
+        lines.extend(std::iter::repeat_n(filler, 25_000));
+        lines.push(assistant("new", (1_000, 0, 150_000), ""));
+        lines.extend(std::iter::repeat_n(
+            r#"{"type":"user","message":{"role":"user","content":"next"}}"#.to_owned(),
+            3,
+        ));
+        let path = write("large", &lines);
+        assert!(std::fs::metadata(&path).unwrap().len() > 50_000_000);
+        let (found, read) = usage(&path).unwrap();
+        assert_eq!(found, Usage::Known { tokens: 151_000, model: Some("claude-opus-4-7".into()) });
+        assert!(read <= MAX_TAIL_BYTES, "read {read} bytes");
+
+        // With no assistant entry in the last megabyte, the answer is unknown: never a scan of
+        // the whole file.
+        lines.truncate(lines.len() - 4);
+        let path = write("large-none", &lines);
+        let (found, read) = usage(&path).unwrap();
+        assert_eq!(found, Usage::Unknown);
+        assert_eq!(read, MAX_TAIL_BYTES);
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn windows() {
+        assert_eq!(window(Some("claude-opus-4-7"), 200_000), 200_000);
+        assert_eq!(window(Some("claude-sonnet-5"), 200_000), 1_000_000);
+        assert_eq!(window(Some("claude-opus-4-7[1m]"), 200_000), 1_000_000);
+        assert_eq!(window(Some("claude-sonnet-5"), 500_000), 500_000);
+    }
+}
