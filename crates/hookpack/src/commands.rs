@@ -145,3 +145,124 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::rename(&staged, path).with_context(|| format!("renaming to {}", path.display()))?;
     Ok(())
 }
+
+/// `hookpack explain <payload.json | ->`: which rules fired, which nearly did and why not, the
+/// bracket and how it was computed, and the exact stdout and exit code of the hook.
+#[allow(clippy::too_many_lines, reason = "one report, printed section by section")]
+pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<bool> {
+    use hook_engine::{Engine, Facts, Mode, SessionState, respond};
+    use hook_model::{EventKind, event_name};
+    use hook_runtime::transcript::{self, Usage};
+
+    let text = if payload_path == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(payload_path).with_context(|| format!("reading {payload_path}"))?
+    };
+    let payload: serde_json::Value =
+        serde_json::from_str(&text).context("the payload is not JSON")?;
+    let name = event_name(&payload).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let kind =
+        EventKind::from_name(name).with_context(|| format!("unknown hook event `{name}`"))?;
+
+    let path = std::env::var_os("HOOKPACK_ARTIFACT")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| layout.artifact_path())
+        .context("no project and no user folder")?;
+    let (mapped, _) = hook_engine::artifact::map_file(&path).with_context(|| {
+        format!("no compiled rules at {}; run `hookpack compile`", path.display())
+    })?;
+    let artifact = Artifact::parse(mapped.bytes())
+        .and_then(|a| a.verify().map(|()| a))
+        .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
+    let engine = Engine::new(artifact).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let settings = engine.settings();
+
+    println!("event: {kind}");
+    let transcript_path =
+        payload.get("transcript_path").and_then(serde_json::Value::as_str).unwrap_or("");
+    let window_env =
+        std::env::var("HOOKPACK_WINDOW_TOKENS").ok().and_then(|v| v.trim().parse().ok());
+    let bracket = match transcript::usage(Path::new(transcript_path)) {
+        Ok((Usage::Known { tokens, model }, read)) => {
+            let window =
+                transcript::window(model.as_deref(), window_env.unwrap_or(settings.window_tokens));
+            #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
+            let remaining = 100.0 - tokens as f64 * 100.0 / window as f64;
+            let bracket = settings.bracket(remaining);
+            println!(
+                "bracket: {} ({tokens} of {window} tokens in use, {remaining:.0}% remaining; model {}; read the last {read} bytes of the transcript)",
+                bracket.as_str(),
+                model.as_deref().unwrap_or("unknown")
+            );
+            bracket
+        }
+        Ok((Usage::AfterCompaction, _)) => {
+            println!("bracket: fresh (unknown since the last compaction)");
+            hook_engine::Bracket::Fresh
+        }
+        Ok((Usage::Unknown, _)) | Err(_) => {
+            println!("bracket: fresh (no usable assistant entry in the transcript's tail)");
+            hook_engine::Bracket::Fresh
+        }
+    };
+    if !settings.needs_bracket {
+        println!("        (no rule reads the bracket: the hook does not open the transcript)");
+    }
+
+    let facts = Facts {
+        kind,
+        payload: &payload,
+        project_root: layout.project.as_deref(),
+        state: SessionState::default(),
+        bracket,
+    };
+    let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let response = respond(kind, &evaluation);
+    println!("fired:");
+    if evaluation.fired.is_empty() {
+        println!("  (none)");
+    }
+    for fired in &evaluation.fired {
+        let what = match (fired.decision, &fired.context, &fired.message) {
+            (Some(d), _, _) => {
+                format!("{} — {}", d.as_str(), fired.reason.as_deref().unwrap_or(""))
+            }
+            (None, Some(_), _) => "context".to_owned(),
+            (None, None, Some(m)) => format!("message — {m}"),
+            _ => "state".to_owned(),
+        };
+        println!("  {}  {what}", fired.id);
+    }
+    println!("near misses:");
+    if evaluation.near_misses.is_empty() {
+        println!("  (none)");
+    }
+    for miss in &evaluation.near_misses {
+        println!("  {}  `{}`: {}", miss.id, miss.condition, miss.detail);
+    }
+    if let Some(decision) = response.decision {
+        println!("decision: {}", decision.as_str());
+    }
+
+    // What the binary prints, run the way the binary runs.
+    let env = hook_runtime::Env {
+        project_dir: layout.project.clone(),
+        artifact: Some(path),
+        xdg_config_home: None,
+        home: None,
+        window_tokens: window_env,
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let status = hook_runtime::run(kind, &mut text.as_bytes(), &mut stdout, &mut stderr, &env);
+    println!("{} stdout:", kind.binary_name());
+    let stdout = String::from_utf8_lossy(&stdout);
+    println!("  {}", if stdout.is_empty() { "(nothing)" } else { stdout.trim_end() });
+    let stderr = String::from_utf8_lossy(&stderr);
+    if !stderr.is_empty() {
+        println!("{} stderr:\n  {}", kind.binary_name(), stderr.trim_end());
+    }
+    println!("exit code: {}", status.code());
+    Ok(true)
+}

@@ -1,4 +1,4 @@
-//! `hookpack`: compile, lint and test rule packs (CONTRACT §6).
+//! `hookpack`: compile, lint, test and explain rule packs (CONTRACT §6).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -18,6 +18,9 @@ commands:
                       (--check: write nothing, fail when the compiled rules are stale)
   lint                report every problem in every pack
   test                run the [[test]] cases of every pack
+  explain <payload.json | ->
+                      which rules fire for a payload, which nearly did and why not,
+                      the bracket, and the exact stdout and exit code of the hook
 
 --project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current
 directory holding .claude/hookpack/, else the current directory.
@@ -29,10 +32,11 @@ struct Args {
     command: String,
     check: bool,
     project: Option<PathBuf>,
+    payload: Option<String>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
-    let mut parsed = Args { command: String::new(), check: false, project: None };
+    let mut parsed = Args { command: String::new(), check: false, project: None, payload: None };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -44,13 +48,22 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 parsed.project = Some(arg.trim_start_matches("--project=").into());
             }
             "-h" | "--help" | "help" if parsed.command.is_empty() => parsed.command = "help".into(),
+            "-" if parsed.command == "explain" && parsed.payload.is_none() => {
+                parsed.payload = Some(arg.clone());
+            }
             _ if arg.starts_with('-') => return Err(format!("unknown option `{arg}`")),
             _ if parsed.command.is_empty() => parsed.command.clone_from(arg),
+            _ if parsed.command == "explain" && parsed.payload.is_none() => {
+                parsed.payload = Some(arg.clone());
+            }
             _ => return Err(format!("unexpected argument `{arg}`")),
         }
     }
     if parsed.check && parsed.command != "compile" {
         return Err("--check goes with `compile`".into());
+    }
+    if parsed.command == "explain" && parsed.payload.is_none() {
+        return Err("`explain` needs a payload file, or `-` for stdin".into());
     }
     Ok(parsed)
 }
@@ -68,6 +81,10 @@ fn main() -> ExitCode {
         "compile" => commands::compile(&commands::layout(args.project.as_deref()), args.check),
         "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref()))),
         "test" => commands::test(&commands::layout(args.project.as_deref())),
+        "explain" => commands::explain(
+            &commands::layout(args.project.as_deref()),
+            args.payload.as_deref().unwrap_or("-"),
+        ),
         "help" => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
