@@ -4,9 +4,8 @@
 //! serialized little-endian and read in place by `hook_engine` with `DFA::from_bytes`
 //! (validated, zero-copy).
 
-use regex_automata::dfa::dense;
+use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
-use regex_automata::util::syntax;
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use super::writer::{push_words, to_u32};
@@ -14,14 +13,20 @@ use super::writer::{push_words, to_u32};
 /// Largest DFA, in bytes: a regex whose DFA would be larger is refused by the linter.
 const DFA_LIMIT: usize = 1 << 20;
 
-/// The DFA of a glob (`literal_separator`: `*` does not cross `/`), as bytes.
+/// The DFA of a glob (`literal_separator`: `*` does not cross `/`), matched against the whole
+/// path.
 pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, String> {
     let glob = globset::GlobBuilder::new(glob)
         .literal_separator(true)
         .build()
         .map_err(|e| e.to_string())?;
     // globset's regexes match bytes (`(?-u)`), so they may match invalid UTF-8: no UTF-8 mode.
-    build(glob.regex(), false, false).map_err(|err| format!("glob `{glob}`: {err}"))
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(glob.regex())
+        .map_err(|e| format!("glob `{glob}`: {e}"))?;
+    from_hir(&hir, StartKind::Anchored, false).map_err(|e| format!("glob `{glob}`: {e}"))
 }
 
 /// The DFA of a regex, searched unanchored.
@@ -34,21 +39,26 @@ pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, String> {
 pub(crate) fn regex_dfa(pattern: &str) -> Result<Vec<u8>, String> {
     let hir =
         regex_syntax::ParserBuilder::new().build().parse(pattern).map_err(|e| e.to_string())?;
-    let hir = ascii_word_boundaries(&hir);
-    let nfa = thompson::Compiler::new()
-        .configure(thompson::Config::new().shrink(true))
-        .build_from_hir(&hir)
-        .map_err(|e| e.to_string())?;
-    let dfa = dense::Builder::new()
-        .configure(config(true))
-        .build_from_nfa(&nfa)
-        .map_err(|e| format!("too large to precompile ({e})"))?;
-    sparse(&dfa)
+    from_hir(&ascii_word_boundaries(&hir), StartKind::Unanchored, true)
 }
 
-/// A dense DFA's sparse form, serialized: several times smaller (Unicode classes make dense
-/// tables wide), still read in place, and fast enough for the short texts hooks see.
-fn sparse(dfa: &dense::DFA<Vec<u32>>) -> Result<Vec<u8>, String> {
+/// Builds the DFA (dense, then made sparse: several times smaller where Unicode classes make
+/// dense tables wide, still read in place, and fast enough for the short texts hooks see) and
+/// serializes it.
+fn from_hir(hir: &Hir, start: StartKind, utf8: bool) -> Result<Vec<u8>, String> {
+    let nfa = thompson::Compiler::new()
+        .configure(thompson::Config::new().utf8(utf8).shrink(true))
+        .build_from_hir(hir)
+        .map_err(|e| e.to_string())?;
+    let config = dense::Config::new()
+        .minimize(false)
+        .dfa_size_limit(Some(DFA_LIMIT))
+        .determinize_size_limit(Some(DFA_LIMIT * 4))
+        .start_kind(start);
+    let dfa = dense::Builder::new()
+        .configure(config)
+        .build_from_nfa(&nfa)
+        .map_err(|e| format!("too large to precompile ({e})"))?;
     Ok(dfa.to_sparse().map_err(|e| e.to_string())?.to_bytes_little_endian())
 }
 
@@ -77,38 +87,6 @@ fn ascii_word_boundaries(hir: &Hir) -> Hir {
         }
         HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => hir.clone(),
     }
-}
-
-fn config(unanchored: bool) -> dense::Config {
-    dense::Config::new()
-        .minimize(false)
-        .dfa_size_limit(Some(DFA_LIMIT))
-        .determinize_size_limit(Some(DFA_LIMIT * 4))
-        .start_kind(if unanchored {
-            regex_automata::dfa::StartKind::Unanchored
-        } else {
-            regex_automata::dfa::StartKind::Anchored
-        })
-}
-
-fn build(pattern: &str, unanchored: bool, utf8: bool) -> Result<Vec<u8>, String> {
-    let config = dense::Config::new()
-        .minimize(false)
-        .unicode_word_boundary(true)
-        .dfa_size_limit(Some(DFA_LIMIT))
-        .determinize_size_limit(Some(DFA_LIMIT * 4))
-        .start_kind(if unanchored {
-            regex_automata::dfa::StartKind::Unanchored
-        } else {
-            regex_automata::dfa::StartKind::Anchored
-        });
-    let dfa = dense::Builder::new()
-        .configure(config)
-        .syntax(syntax::Config::new().utf8(utf8))
-        .thompson(thompson::Config::new().utf8(utf8).shrink(true))
-        .build(pattern)
-        .map_err(|err| err.to_string())?;
-    sparse(&dfa)
 }
 
 /// A matcher section: `[count, (offset, length, flags, source offset, source length) × count]`,
