@@ -269,8 +269,7 @@ pub fn compile(
 
     // Per event: the rules found without the automaton, and the texts keyword rules read.
     let mut events = Vec::new();
-    for (e, &kind) in EventKind::ALL.iter().enumerate() {
-        let _ = e;
+    for &kind in EventKind::ALL {
         let of_event: Vec<(usize, &&Rule)> =
             rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
         let always: Vec<u32> = of_event

@@ -57,7 +57,7 @@ impl Reader<'_> {
 
     fn pack(&mut self, doc: &DeTable<'_>) -> Option<Pack> {
         let meta = table(doc, "pack")?;
-        let (name, name_span) = string(meta, "pack", "name")?;
+        let (name, name_span) = string(meta, "name")?;
         if !is_pack_name(name) {
             self.error(name_span, format!("pack name `{name}` must match ^[a-z][a-z0-9-]*$"));
         }
@@ -82,8 +82,8 @@ impl Reader<'_> {
         let tests = tables_of(doc, "test").filter_map(|item| self.test(item)).collect();
         Some(Pack {
             name: name.to_owned(),
-            description: string(meta, "pack", "description").map(|(s, _)| s.to_owned()),
-            version: string(meta, "pack", "version").map(|(s, _)| s.to_owned()),
+            description: string(meta, "description").map(|(s, _)| s.to_owned()),
+            version: string(meta, "version").map(|(s, _)| s.to_owned()),
             rules,
             tests,
             source: self.source.clone(),
@@ -99,7 +99,7 @@ impl Reader<'_> {
         tables: &BTreeMap<String, Vec<String>>,
     ) -> Option<Rule> {
         let DeValue::Table(rule) = item.get_ref() else { return None };
-        let (id, id_span) = string(rule, "rule", "id")?;
+        let (id, id_span) = string(rule, "id")?;
         if !is_rule_id(id) {
             self.error(id_span.clone(), format!("rule id `{id}` must match ^[a-z0-9][a-z0-9_-]*$"));
         }
@@ -351,7 +351,7 @@ impl Reader<'_> {
 
     fn test(&mut self, item: &Item<'_>) -> Option<PackTest> {
         let DeValue::Table(test) = item.get_ref() else { return None };
-        let (name, span) = string(test, "test", "name")?;
+        let (name, span) = string(test, "name")?;
         let event = test.get("event")?;
         let payload = to_json(event.get_ref());
         let kind = match payload.get("hook_event_name") {
@@ -378,7 +378,7 @@ impl Reader<'_> {
         };
         let expect = test.get("expect").and_then(|e| e.get_ref().as_table())?;
         let mut expectation = Expectation::default();
-        if let Some((decision, _)) = string(expect, "expect", "decision") {
+        if let Some((decision, _)) = string(expect, "decision") {
             expectation.decision = Some(parse_decision(decision));
         }
         if let Some(rules) = expect.get("rules") {
@@ -402,7 +402,7 @@ impl Reader<'_> {
         expectation.context_contains = list("context_contains").unwrap_or_default();
         expectation.context_excludes = list("context_excludes").unwrap_or_default();
         expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
-        expectation.bracket = string(expect, "expect", "bracket").and_then(|(b, _)| bracket(b));
+        expectation.bracket = string(expect, "bracket").and_then(|(b, _)| bracket(b));
         Some(PackTest { name: name.to_owned(), event: payload, kind, expect: expectation, span })
     }
 }
@@ -545,7 +545,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                 );
             }
         }
-        then.layer = match string(self.rule, "rule", "layer") {
+        then.layer = match string(self.rule, "layer") {
             Some((layer, _)) => parse_layer(layer),
             None if !when.star.is_empty() => Layer::Command,
             None if !when.keywords.is_empty() || !when.keywords_all.is_empty() => Layer::Keyword,
@@ -558,10 +558,10 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             .and_then(integer)
             .and_then(|n| i32::try_from(n).ok())
             .unwrap_or(0);
-        then.once = string(self.rule, "rule", "once")
+        then.once = string(self.rule, "once")
             .map(|(o, _)| if o == "session" { Once::Session } else { Once::Compaction });
 
-        if let Some((decision, span)) = string(self.rule, "rule", "decision")
+        if let Some((decision, span)) = string(self.rule, "decision")
             && let Some(decision) = parse_decision(decision)
         {
             let refused: Vec<&str> = self
@@ -584,7 +584,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             }
             then.decision = Some(decision);
         }
-        then.reason = string(self.rule, "rule", "reason").map(|(r, _)| r.to_owned());
+        then.reason = string(self.rule, "reason").map(|(r, _)| r.to_owned());
         match (then.decision, &then.reason) {
             (Some(d @ (Decision::Deny | Decision::Block)), None) => {
                 let span = self.rule.get("decision").map_or(0..0, Spanned::span);
@@ -628,7 +628,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         }
         if let Some(DeValue::Table(capture)) = self.rule.get("capture").map(Spanned::get_ref) {
             then.capture = Some(Capture {
-                namespace: string(capture, "capture", "namespace").map(|(s, _)| s.to_owned()),
+                namespace: string(capture, "namespace").map(|(s, _)| s.to_owned()),
                 confidence: capture
                     .get("confidence")
                     .and_then(|v| shape::number(v.get_ref()))
@@ -652,7 +652,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             && let DeValue::Table(recall) = value.get_ref()
         {
             then.recall = Some(Recall {
-                from_prompt: string(recall, "recall", "from").is_some_and(|(f, _)| f == "prompt"),
+                from_prompt: string(recall, "from").is_some_and(|(f, _)| f == "prompt"),
                 max: recall
                     .get("max")
                     .and_then(integer)
@@ -660,7 +660,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     .unwrap_or(3),
             });
         }
-        if let Some((fail, span)) = string(self.rule, "rule", "fail") {
+        if let Some((fail, span)) = string(self.rule, "fail") {
             let on_pre_tool_use = self.on.iter().all(|&k| k == EventKind::PreToolUse);
             if !on_pre_tool_use || then.decision.is_none() {
                 self.reader.error(
@@ -772,7 +772,7 @@ fn tables_of<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> impl Iterator<Item = &'
     doc.get(key).and_then(|v| v.get_ref().as_array()).into_iter().flat_map(|items| items.iter())
 }
 
-fn string<'t>(table: &'t DeTable<'_>, _what: &str, key: &str) -> Option<(&'t str, Range<usize>)> {
+fn string<'t>(table: &'t DeTable<'_>, key: &str) -> Option<(&'t str, Range<usize>)> {
     str_item(table.get(key)?)
 }
 

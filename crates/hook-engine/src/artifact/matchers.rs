@@ -73,12 +73,6 @@ impl<'a> Matchers<'a> {
         }
     }
 
-    /// Matcher `index`'s (source offset, source length) in the strings section.
-    pub fn source(&self, index: u32) -> (u32, u32) {
-        let at = 1 + index as usize * ENTRY;
-        (word(self.section, at + 3).unwrap_or(0), word(self.section, at + 4).unwrap_or(0))
-    }
-
     fn dfa(&self, index: u32) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
         if index as usize >= self.count {
             return Err(ArtifactError::Malformed("matcher index"));
