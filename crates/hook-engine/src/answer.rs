@@ -18,12 +18,14 @@ pub struct Response {
     pub decision: Option<Decision>,
     /// The injected context.
     pub context: Option<String>,
+    /// The rules whose context the budget dropped, in the order they were dropped.
+    pub dropped: Vec<String>,
 }
 
 /// Combines the rules that fired: the strongest decision with the reasons of every rule that
 /// gave it; contexts by layer, then priority, then pack and rule order, each text once and
-/// naming its rules; every message.
-pub fn respond(kind: EventKind, evaluation: &Evaluation) -> Response {
+/// naming its rules, within `budget` characters if given; every message.
+pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) -> Response {
     let mut output = HookOutput::empty(kind);
     let mut exit_block = None;
 
@@ -62,7 +64,7 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation) -> Response {
         }
     }
 
-    let context = context(&evaluation.fired);
+    let (context, dropped) = context(&evaluation.fired, budget);
     if let Some(text) = &context {
         let _ = output.set_additional_context(text.clone());
     }
@@ -75,7 +77,7 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation) -> Response {
     if !messages.is_empty() {
         let _ = output.set_system_message(messages.join("\n"));
     }
-    Response { output, exit_block, decision, context }
+    Response { output, exit_block, decision, context, dropped }
 }
 
 /// deny > ask > allow; `block` wherever it is given.
@@ -114,29 +116,140 @@ fn permission(decision: Decision) -> PermissionDecision {
     }
 }
 
+/// One text of the context and the rules that gave it.
+struct Section<'e> {
+    ids: Vec<&'e str>,
+    text: &'e str,
+    pinned: bool,
+}
+
+impl Section<'_> {
+    fn render(&self) -> String {
+        format!("[hookpack: {}]\n{}", self.ids.join(", "), self.text)
+    }
+}
+
+/// The separator between sections.
+const GAP: &str = "\n\n";
+
 /// The contexts of the fired rules: by layer (L0 first), then priority (higher first), then
-/// artifact order; a text given by several rules appears once, naming them all.
-fn context(fired: &[Fired]) -> Option<String> {
+/// artifact order; a text given by several rules appears once, naming them all. Over `budget`
+/// characters, whole sections go from the last backwards, pinned ones never, and a trailer
+/// names the rules dropped.
+fn context(fired: &[Fired], budget: Option<usize>) -> (Option<String>, Vec<String>) {
     let mut with_context: Vec<&Fired> = fired.iter().filter(|f| f.context.is_some()).collect();
     with_context.sort_by_key(|f| (f.layer, std::cmp::Reverse(f.priority), f.index));
-    let mut sections: Vec<(Vec<&str>, &str)> = Vec::new();
+    let mut sections: Vec<Section<'_>> = Vec::new();
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for f in with_context {
         let text = f.context.as_deref().unwrap_or_default();
         match seen.get(text) {
-            Some(&i) => sections[i].0.push(&f.id),
+            Some(&i) => {
+                sections[i].ids.push(&f.id);
+                sections[i].pinned |= f.pinned;
+            }
             None => {
                 seen.insert(text, sections.len());
-                sections.push((vec![&f.id], text));
+                sections.push(Section { ids: vec![&f.id], text, pinned: f.pinned });
             }
         }
     }
-    if sections.is_empty() {
-        return None;
+    let mut parts: Vec<Option<String>> = sections.iter().map(|s| Some(s.render())).collect();
+    let length = |parts: &[Option<String>]| {
+        let kept: Vec<usize> = parts.iter().flatten().map(String::len).collect();
+        kept.iter().sum::<usize>() + GAP.len() * kept.len().saturating_sub(1)
+    };
+    let mut dropped = Vec::new();
+    if let Some(budget) = budget {
+        for (i, section) in sections.iter().enumerate().rev() {
+            if length(&parts) <= budget {
+                break;
+            }
+            if !section.pinned {
+                parts[i] = None;
+                dropped.extend(section.ids.iter().map(|id| (*id).to_owned()));
+            }
+        }
     }
-    let parts: Vec<String> = sections
-        .iter()
-        .map(|(ids, text)| format!("[hookpack: {}]\n{text}", ids.join(", ")))
-        .collect();
-    Some(parts.join("\n\n"))
+    let mut kept: Vec<String> = parts.into_iter().flatten().collect();
+    if !dropped.is_empty() {
+        kept.push(format!(
+            "[hookpack: over the context budget of {} tokens; left out {}]",
+            budget.unwrap_or_default() / 4,
+            dropped.join(", ")
+        ));
+    }
+    ((!kept.is_empty()).then(|| kept.join(GAP)), dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fired(index: u32, id: &str, layer: u8, text: &str, pinned: bool) -> Fired {
+        Fired {
+            index,
+            id: id.to_owned(),
+            layer,
+            priority: 0,
+            pinned,
+            context: Some(text.to_owned()),
+            decision: None,
+            reason: None,
+            message: None,
+            once: 0,
+        }
+    }
+
+    fn evaluation(fired: Vec<Fired>) -> Evaluation {
+        Evaluation { fired, ..Evaluation::default() }
+    }
+
+    #[test]
+    fn the_budget_drops_whole_sections_from_the_last_layer_backwards_pinned_ones_never() {
+        let long = |c: &str| c.repeat(400);
+        let e = evaluation(vec![
+            fired(0, "p/constitution", 0, &long("c"), true),
+            fired(1, "p/global", 1, &long("g"), false),
+            fired(2, "p/agent", 2, &long("a"), false),
+            fired(3, "p/keyword", 6, &long("k"), false),
+            fired(4, "p/command", 7, &long("s"), true),
+        ]);
+        let unlimited = respond(EventKind::UserPromptSubmit, &e, None);
+        assert!(unlimited.dropped.is_empty());
+        let full = unlimited.context.unwrap();
+
+        // Room for three sections: the two pinned ones stay, the keyword layer goes first,
+        // then the agent layer; global fits.
+        let section = full.len() / 5;
+        let budget = section * 3 + 10;
+        let r = respond(EventKind::UserPromptSubmit, &e, Some(budget));
+        assert_eq!(r.dropped, ["p/keyword", "p/agent"]);
+        let text = r.context.unwrap();
+        assert!(text.contains("[hookpack: p/constitution]"));
+        assert!(text.contains("[hookpack: p/global]"));
+        assert!(text.contains("[hookpack: p/command]"));
+        assert!(!text.contains("[hookpack: p/agent]"));
+        let trailer = format!(
+            "[hookpack: over the context budget of {} tokens; left out p/keyword, p/agent]",
+            budget / 4
+        );
+        assert!(text.ends_with(&trailer), "{text}");
+
+        // A budget too small for the pinned sections keeps them anyway.
+        let r = respond(EventKind::UserPromptSubmit, &e, Some(10));
+        assert_eq!(r.dropped, ["p/keyword", "p/agent", "p/global"]);
+        assert!(r.context.unwrap().contains("[hookpack: p/constitution]"));
+    }
+
+    #[test]
+    fn within_budget_nothing_is_dropped_and_identical_texts_appear_once() {
+        let e = evaluation(vec![
+            fired(0, "a/one", 1, "same", false),
+            fired(1, "b/two", 1, "same", false),
+        ]);
+        let r = respond(EventKind::UserPromptSubmit, &e, Some(3200));
+        assert!(r.dropped.is_empty());
+        assert_eq!(r.context.as_deref(), Some("[hookpack: a/one, b/two]\nsame"));
+    }
 }

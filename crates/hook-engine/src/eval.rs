@@ -1,14 +1,14 @@
 //! Evaluating rules: which rules fire for a payload, and why the others did not.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
 use hook_model::EventKind;
 use serde_json::Value;
 
-use crate::artifact::format::{Section, decision, event, flag, rule};
+use crate::artifact::format::{Section, decision, event, flag, once, rule, settings};
 use crate::artifact::{Artifact, ArtifactError, KeywordMatches, Keywords, Matchers, StrRef, Words};
 use crate::text::{default_text, field_text, lookup};
 
@@ -94,7 +94,60 @@ pub struct SessionState {
     pub flags: BTreeSet<String>,
     /// The prompts so far, this one included (the first prompt is 1).
     pub prompt_count: u64,
+    /// The prompts since the session started or was last compacted (for the bracket estimate).
+    pub prompts_since_compaction: u64,
+    /// The compactions so far.
+    pub compactions: u32,
+    /// `PreCompact` counted a compaction that `SessionStart` (`source = "compact"`) has not
+    /// seen yet.
+    pub compaction_pending: bool,
+    /// The rules with `once` whose context was given, each with the compaction count then.
+    pub injected: BTreeMap<String, u32>,
 }
+
+impl SessionState {
+    /// The books an event keeps before any rule sees the state: `UserPromptSubmit` counts the
+    /// prompt; a compaction is counted once, by `PreCompact` or, when that hook did not run,
+    /// by the `SessionStart` that follows it.
+    pub fn begin(&mut self, kind: EventKind, payload: &Value) {
+        match kind {
+            EventKind::UserPromptSubmit => {
+                self.prompt_count += 1;
+                self.prompts_since_compaction += 1;
+            }
+            EventKind::PreCompact => {
+                self.compacted();
+                self.compaction_pending = true;
+            }
+            EventKind::SessionStart
+                if payload.get("source").and_then(Value::as_str) == Some("compact") =>
+            {
+                if !self.compaction_pending {
+                    self.compacted();
+                }
+                self.compaction_pending = false;
+            }
+            _ => {}
+        }
+    }
+
+    fn compacted(&mut self) {
+        self.compactions += 1;
+        self.prompts_since_compaction = 0;
+    }
+
+    /// Whether a rule with `once` ([`once::SESSION`] or [`once::COMPACTION`]) was already given
+    /// in its scope.
+    pub fn already_injected(&self, id: &str, once: u8) -> bool {
+        match (once, self.injected.get(id)) {
+            (once::SESSION, Some(_)) => true,
+            (once::COMPACTION, Some(&at)) => at == self.compactions,
+            _ => false,
+        }
+    }
+}
+
+
 
 /// What rules are evaluated against.
 #[derive(Clone, Debug)]
@@ -132,6 +185,8 @@ pub struct Fired {
     pub reason: Option<String>,
     /// A note for the user.
     pub message: Option<String>,
+    /// `once`: 0, [`once::SESSION`] or [`once::COMPACTION`].
+    pub once: u8,
 }
 
 /// A rule of the event that did not fire, and the first condition that failed.
@@ -162,6 +217,17 @@ pub struct Evaluation {
     pub state: SessionState,
 }
 
+impl Evaluation {
+    /// At most the characters of context the fired rules give, labels and gaps included: when
+    /// this fits the smallest budget, the budget cannot drop anything and the bracket need not
+    /// be known.
+    pub fn context_chars(&self) -> usize {
+        // "[hookpack: " + id + "]\n" + text, and "\n\n" between sections.
+        let label = "[hookpack: ]\n\n\n".len();
+        self.fired.iter().filter_map(|f| Some(f.context.as_ref()?.len() + f.id.len() + label)).sum()
+    }
+}
+
 /// How much to find out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -184,6 +250,8 @@ pub struct Settings {
     pub max_age_days: u32,
     /// Whether some rule reads the context bracket (so the transcript must be read).
     pub needs_bracket: bool,
+    /// The events whose hooks open the session state: bit `i` = `EventKind::ALL[i]`.
+    pub state_events: u64,
 }
 
 impl Settings {
@@ -199,6 +267,24 @@ impl Settings {
         } else {
             Bracket::Critical
         }
+    }
+
+    /// The remaining percent estimated from the prompts since the session started or was last
+    /// compacted, when the transcript tells nothing: each prompt counts 1,500 tokens, plus 20%.
+    pub fn estimate_remaining(&self, prompts: u64) -> f64 {
+        #[allow(clippy::cast_precision_loss, reason = "prompt counts are far below 2^52")]
+        let used = prompts as f64 * 1500.0 * 1.2 * 100.0 / f64::from(self.window_tokens.max(1));
+        (100.0 - used).max(0.0)
+    }
+
+    /// The budget of injected context in `bracket`, in characters (tokens ≈ chars / 4).
+    pub fn budget_chars(&self, bracket: Bracket) -> usize {
+        self.budget[bracket as usize] as usize * 4
+    }
+
+    /// Whether the hooks of `kind` open the session state.
+    pub fn opens_state(&self, kind: EventKind) -> bool {
+        EventKind::ALL.iter().position(|&k| k == kind).is_some_and(|i| self.state_events >> i & 1 != 0)
     }
 }
 
@@ -233,13 +319,16 @@ impl<'a> Engine<'a> {
 
     /// The compiled settings.
     pub fn settings(&self) -> Settings {
+        use settings::{BRACKETS as B, BUDGET as G};
         let w = |i| self.artifact.word(Section::Settings, i).unwrap_or(0);
         Settings {
-            window_tokens: w(0),
-            brackets: [w(1), w(2), w(3)],
-            budget: [w(4), w(5), w(6), w(7)],
-            max_age_days: w(8),
-            needs_bracket: w(9) & 1 != 0,
+            window_tokens: w(settings::WINDOW_TOKENS),
+            brackets: [w(B), w(B + 1), w(B + 2)],
+            budget: [w(G), w(G + 1), w(G + 2), w(G + 3)],
+            max_age_days: w(settings::MAX_AGE_DAYS),
+            needs_bracket: w(settings::FLAGS) & settings::NEEDS_BRACKET != 0,
+            state_events: u64::from(w(settings::STATE_EVENTS))
+                | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
         }
     }
 
@@ -518,6 +607,20 @@ impl<'a> Engine<'a> {
             }
         }
 
+        let once = r.get(rule::KINDS).to_le_bytes()[2];
+        if once != 0 {
+            let id = self.artifact.str(r.str_ref(rule::ID_S))?;
+            if state.already_injected(id, once) {
+                return miss("once", &|| {
+                    if once == once::SESSION {
+                        "already given in this session".to_owned()
+                    } else {
+                        "already given since the last compaction".to_owned()
+                    }
+                });
+            }
+        }
+
         let code = r.get(rule::KINDS).to_le_bytes()[1];
         if code == decision::BLOCK
             && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
@@ -586,6 +689,7 @@ impl<'a> Engine<'a> {
             decision: Decision::from_code(kinds.to_le_bytes()[1]),
             reason: self.optional_str(r, rule::REASON_S)?.map(str::to_owned),
             message: self.optional_str(r, rule::MESSAGE_S)?.map(str::to_owned),
+            once: kinds.to_le_bytes()[2],
         })
     }
 }

@@ -32,6 +32,9 @@ pub struct Env {
     pub home: Option<PathBuf>,
     /// `$HOOKPACK_WINDOW_TOKENS`.
     pub window_tokens: Option<u32>,
+    /// Answer without writing anything: no session state saved, no notice or failure recorded
+    /// (`hookpack explain`). Never set by the environment.
+    pub dry_run: bool,
 }
 
 impl Env {
@@ -45,6 +48,7 @@ impl Env {
             window_tokens: std::env::var(EnvVars::HOOKPACK_WINDOW_TOKENS)
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
+            dry_run: false,
         }
     }
 

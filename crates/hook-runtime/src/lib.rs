@@ -24,6 +24,7 @@ mod exit;
 mod project;
 mod respond;
 mod rules;
+pub mod state;
 mod stdin;
 pub mod transcript;
 

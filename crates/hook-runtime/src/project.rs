@@ -47,6 +47,13 @@ impl Installation {
         user.join("packs").is_dir().then_some(Installation::User { dir: user })
     }
 
+    /// The installation's hookpack folder: `<project>/.claude/hookpack` or the user's.
+    pub fn dir(&self) -> &Path {
+        match self {
+            Installation::Project { dir, .. } | Installation::User { dir } => dir,
+        }
+    }
+
     /// Where the compiled artifact is: `$HOOKPACK_ARTIFACT`, else `compiled/rules.hpk` in the
     /// installation's folder.
     pub fn artifact_path(&self, env: &Env) -> PathBuf {

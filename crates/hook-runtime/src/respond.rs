@@ -40,6 +40,7 @@ impl Answer {
         stdout: &mut dyn Write,
         stderr: &mut dyn Write,
     ) -> ExitStatus {
+        let answered = self.output.is_some();
         if let Some(mut output) = self.output {
             debug_assert_eq!(output.kind(), kind, "an answer to another event");
             if let Some(json) = output.render() {
@@ -53,12 +54,8 @@ impl Answer {
             return ExitStatus::Block;
         }
         if let Some(message) = self.note {
-            let _ = writeln!(
-                stderr,
-                "{}: {}; answered nothing",
-                kind.binary_name(),
-                one_line(&message)
-            );
+            let outcome = if answered { "answered without it" } else { "answered nothing" };
+            let _ = writeln!(stderr, "{}: {}; {outcome}", kind.binary_name(), one_line(&message));
         }
         ExitStatus::Proceed
     }

@@ -7,12 +7,13 @@ use std::time::UNIX_EPOCH;
 
 use hook_engine::artifact::sources::{hookpack_fingerprint, names_hash, sources};
 use hook_engine::artifact::{Artifact, ArtifactError, map_file};
-use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, respond};
-use hook_model::HookInput;
+use hook_engine::{Bracket, Engine, Facts, Mode, Response, SessionState, respond};
+use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
 use crate::respond::Answer;
-use crate::transcript::{self, Usage};
+use crate::state::Store;
+use crate::transcript;
 use crate::{Env, Installation};
 
 /// Artifacts up to this size are checked against their CRC on every run (≈ 20 µs); larger ones
@@ -26,7 +27,6 @@ pub(crate) fn answer(
     installation: &Installation,
     env: &Env,
 ) -> Answer {
-    let kind = input.kind();
     let path = installation.artifact_path(env);
     let (mapped, metadata) = match map_file(&path) {
         Ok(mapped) => mapped,
@@ -68,12 +68,68 @@ pub(crate) fn answer(
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
         }
     };
-    let settings = engine.settings();
-    let bracket = if settings.needs_bracket {
-        bracket(&input.common.transcript_path, &settings, env)
-    } else {
-        Bracket::Fresh
+    let (mut response, problems) = match evaluate(&engine, input, payload, installation, env) {
+        Ok(answered) => answered,
+        Err(err) => {
+            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
+        }
     };
+    if let Some(notice) = notice {
+        announce(&mut response.output, notice);
+    }
+    Answer {
+        output: Some(response.output),
+        note: (!problems.is_empty()).then(|| problems.join("; ")),
+        block: response.exit_block,
+    }
+}
+
+/// Evaluates the event with its session state (read and saved under the state's write lock
+/// when its rules need it) and its bracket (read when a rule or the budget needs it). Problems
+/// with the state fail open: the answer is given without it and the problems returned.
+fn evaluate(
+    engine: &Engine<'_>,
+    input: &HookInput,
+    payload: &Value,
+    installation: &Installation,
+    env: &Env,
+) -> Result<(Response, Vec<String>), ArtifactError> {
+    let kind = input.kind();
+    let settings = engine.settings();
+    let mut problems = Vec::new();
+
+    // The session state, under its write lock until saved, when this event's rules need it.
+    let mut store = None;
+    if settings.opens_state(kind) {
+        match Store::open(installation.dir()) {
+            Ok(opened) => store = Some(opened),
+            Err(err) => problems.push(format!("session state unavailable ({err})")),
+        }
+    }
+    let session = match store.as_mut().map(|store| store.session(&input.common.session_id)) {
+        Some(Ok(session)) => Some(session),
+        Some(Err(err)) => {
+            problems.push(format!("session state unavailable ({err})"));
+            None
+        }
+        None => None,
+    };
+    let mut state = session.as_ref().map(|s| s.before.clone()).unwrap_or_default();
+    state.begin(kind, payload);
+    if kind == EventKind::SessionStart
+        && let Some(session) = &session
+        && let Err(err) = session.remove_older_than(settings.max_age_days)
+    {
+        problems.push(format!("old sessions not removed ({err})"));
+    }
+
+    let transcript = Path::new(&input.common.transcript_path);
+    let window_tokens = env.window_tokens.unwrap_or(settings.window_tokens);
+    let read_bracket = |state: &SessionState| {
+        transcript::reading(transcript, &settings, window_tokens, state.prompts_since_compaction)
+            .bracket
+    };
+    let mut bracket = settings.needs_bracket.then(|| read_bracket(&state));
     let facts = Facts {
         kind,
         payload,
@@ -81,34 +137,35 @@ pub(crate) fn answer(
             Installation::Project { root, .. } => Some(root.as_path()),
             Installation::User { .. } => env.project_dir.as_deref(),
         },
-        state: SessionState::default(),
-        bracket,
+        state,
+        bracket: bracket.unwrap_or_default(),
     };
-    let evaluation = match engine.evaluate(&facts, Mode::Answer) {
-        Ok(evaluation) => evaluation,
-        Err(err) => {
-            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
-        }
-    };
-    let mut response = respond(kind, &evaluation);
-    if let Some(notice) = notice {
-        announce(&mut response.output, notice);
+    let evaluation = engine.evaluate(&facts, Mode::Answer)?;
+    // The budget depends on the bracket; read it only when the context could exceed the
+    // smallest budget.
+    let smallest = Bracket::ALL.map(|b| settings.budget_chars(b)).into_iter().min().unwrap_or(0);
+    if bracket.is_none() && evaluation.context_chars() > smallest {
+        bracket = Some(read_bracket(&facts.state));
     }
-    Answer { output: Some(response.output), note: None, block: response.exit_block }
-}
+    let budget = bracket.map_or(smallest, |b| settings.budget_chars(b));
+    let response = respond(kind, &evaluation, Some(budget));
 
-/// The context bracket from the transcript's tail. Unknown usage (no transcript, nothing usable
-/// in its last megabyte, or a compaction since) counts as fresh until session state can
-/// estimate it from the prompt count (issue #4).
-fn bracket(transcript: &str, settings: &hook_engine::Settings, env: &Env) -> Bracket {
-    let Ok((Usage::Known { tokens, model }, _)) = transcript::usage(Path::new(transcript)) else {
-        return Bracket::Fresh;
-    };
-    let window =
-        transcript::window(model.as_deref(), env.window_tokens.unwrap_or(settings.window_tokens));
-    #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
-    let used = tokens as f64 * 100.0 / window as f64;
-    settings.bracket(100.0 - used)
+    if let Some(session) = session {
+        let mut after = evaluation.state.clone();
+        for fired in &evaluation.fired {
+            if fired.once != 0 && fired.context.is_some() && !response.dropped.contains(&fired.id)
+            {
+                after.injected.insert(fired.id.clone(), after.compactions);
+            }
+        }
+        if env.dry_run {
+            drop(session);
+        } else if let Err(err) = session.save(&after, bracket) {
+            problems.push(format!("session state not saved ({err})"));
+        }
+    }
+
+    Ok((response, problems))
 }
 
 /// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.
@@ -211,9 +268,7 @@ fn root(installation: &Installation) -> &Path {
 /// Whether this is the first time `key` is announced in `session`: a marker file under
 /// `state/notices/`, created atomically, so parallel hooks announce it once.
 fn first_time(installation: &Installation, session: &str, key: &str) -> bool {
-    let dir = match installation {
-        Installation::Project { dir, .. } | Installation::User { dir } => dir.join("state/notices"),
-    };
+    let dir = installation.dir().join("state/notices");
     let session: String = session
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')

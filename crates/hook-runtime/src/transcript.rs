@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use hook_engine::{Bracket, Settings};
 use serde_json::Value;
 
 /// The most of a transcript read from its end.
@@ -106,6 +107,86 @@ fn judge(line: &[u8]) -> Option<Usage> {
 pub fn window(model: Option<&str>, configured: u32) -> u64 {
     let one_million = model.is_some_and(|m| m.contains("[1m]") || m.starts_with("claude-sonnet-5"));
     if one_million && configured == 200_000 { 1_000_000 } else { u64::from(configured.max(1)) }
+}
+
+/// The context bracket of one event, and how it was found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    /// The bracket.
+    pub bracket: Bracket,
+    /// The percent of the window remaining.
+    pub remaining: f64,
+    /// How it was found.
+    pub how: How,
+}
+
+/// Where a [`Reading`] comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum How {
+    /// The newest real assistant entry of the transcript.
+    Transcript {
+        /// Tokens in the context.
+        tokens: u64,
+        /// The window, in tokens.
+        window: u64,
+        /// The model, as the transcript names it.
+        model: Option<String>,
+        /// The bytes of the transcript read.
+        read: u64,
+    },
+    /// Estimated from the prompts since the session started or was last compacted.
+    Estimate {
+        /// The prompts counted.
+        prompts: u64,
+        /// Why the transcript did not tell.
+        why: &'static str,
+    },
+}
+
+/// The bracket for an event whose transcript is `transcript`: from its tail when it has a
+/// usable assistant entry, else estimated from `prompts` since the session started or was last
+/// compacted. `window_tokens` is the configured window (the environment's override applied).
+pub fn reading(
+    transcript: &Path,
+    settings: &Settings,
+    window_tokens: u32,
+    prompts: u64,
+) -> Reading {
+    let why = match usage(transcript) {
+        Ok((Usage::Known { tokens, model }, read)) => {
+            let window = window(model.as_deref(), window_tokens);
+            #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
+            let remaining = (100.0 - tokens as f64 * 100.0 / window as f64).max(0.0);
+            return Reading {
+                bracket: settings.bracket(remaining),
+                remaining,
+                how: How::Transcript { tokens, window, model, read },
+            };
+        }
+        Ok((Usage::AfterCompaction, _)) => "no assistant entry since the last compaction",
+        Ok((Usage::Unknown, _)) => "no usable assistant entry in the transcript's tail",
+        Err(_) => "the transcript cannot be read",
+    };
+    let estimate = Settings { window_tokens, ..*settings };
+    let remaining = estimate.estimate_remaining(prompts);
+    Reading { bracket: settings.bracket(remaining), remaining, how: How::Estimate { prompts, why } }
+}
+
+impl std::fmt::Display for Reading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (bracket, remaining) = (self.bracket.as_str(), self.remaining);
+        match &self.how {
+            How::Transcript { tokens, window, model, read } => write!(
+                f,
+                "{bracket} ({tokens} of {window} tokens in use, {remaining:.0}% remaining; model {}; read the last {read} bytes of the transcript)",
+                model.as_deref().unwrap_or("unknown")
+            ),
+            How::Estimate { prompts, why } => write!(
+                f,
+                "{bracket} ({remaining:.0}% remaining, estimated from {prompts} prompt(s) × 1,500 tokens × 1.2; {why})"
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -152,7 +152,8 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<bool> {
     use hook_engine::{Engine, Facts, Mode, SessionState, respond};
     use hook_model::{EventKind, event_name};
-    use hook_runtime::transcript::{self, Usage};
+    use hook_runtime::state::Store;
+    use hook_runtime::transcript;
 
     let text = if payload_path == "-" {
         std::io::read_to_string(std::io::stdin())?
@@ -180,46 +181,54 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     let settings = engine.settings();
 
     println!("event: {kind}");
+    let session_id = payload.get("session_id").and_then(serde_json::Value::as_str).unwrap_or("");
+    let before = if settings.opens_state(kind) {
+        let database = layout
+            .installation_dir()
+            .filter(|dir| hook_runtime::state::database_path(dir).is_file());
+        match database.map(|dir| Store::open_read_only(&dir).and_then(|s| s.peek(session_id))) {
+            Some(Ok(Some(state))) => state,
+            Some(Ok(None)) | None => SessionState::default(),
+            Some(Err(err)) => {
+                println!("state: unreadable ({err}); a new session assumed");
+                SessionState::default()
+            }
+        }
+    } else {
+        println!("state: not opened (no rule of this event uses it)");
+        SessionState::default()
+    };
+    let mut state = before;
+    state.begin(kind, &payload);
+    if settings.opens_state(kind) {
+        println!("state: {}", describe_state(&state));
+    }
     let transcript_path =
         payload.get("transcript_path").and_then(serde_json::Value::as_str).unwrap_or("");
     let window_env =
         std::env::var("HOOKPACK_WINDOW_TOKENS").ok().and_then(|v| v.trim().parse().ok());
-    let bracket = match transcript::usage(Path::new(transcript_path)) {
-        Ok((Usage::Known { tokens, model }, read)) => {
-            let window =
-                transcript::window(model.as_deref(), window_env.unwrap_or(settings.window_tokens));
-            #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
-            let remaining = 100.0 - tokens as f64 * 100.0 / window as f64;
-            let bracket = settings.bracket(remaining);
-            println!(
-                "bracket: {} ({tokens} of {window} tokens in use, {remaining:.0}% remaining; model {}; read the last {read} bytes of the transcript)",
-                bracket.as_str(),
-                model.as_deref().unwrap_or("unknown")
-            );
-            bracket
-        }
-        Ok((Usage::AfterCompaction, _)) => {
-            println!("bracket: fresh (unknown since the last compaction)");
-            hook_engine::Bracket::Fresh
-        }
-        Ok((Usage::Unknown, _)) | Err(_) => {
-            println!("bracket: fresh (no usable assistant entry in the transcript's tail)");
-            hook_engine::Bracket::Fresh
-        }
-    };
+    let reading = transcript::reading(
+        Path::new(transcript_path),
+        &settings,
+        window_env.unwrap_or(settings.window_tokens),
+        state.prompts_since_compaction,
+    );
+    println!("bracket: {reading}");
     if !settings.needs_bracket {
-        println!("        (no rule reads the bracket: the hook does not open the transcript)");
+        println!("        (no rule reads the bracket: the hook reads the transcript only to size the budget)");
     }
+    let bracket = reading.bracket;
 
     let facts = Facts {
         kind,
         payload: &payload,
         project_root: layout.project.as_deref(),
-        state: SessionState::default(),
+        state,
         bracket,
     };
     let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let response = respond(kind, &evaluation);
+    let budget = settings.budget_chars(bracket);
+    let response = respond(kind, &evaluation, Some(budget));
     println!("fired:");
     if evaluation.fired.is_empty() {
         println!("  (none)");
@@ -245,6 +254,14 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     if let Some(decision) = response.decision {
         println!("decision: {}", decision.as_str());
     }
+    if !response.dropped.is_empty() {
+        println!(
+            "budget: {} tokens ({}); dropped {}",
+            budget / 4,
+            bracket.as_str(),
+            response.dropped.join(", ")
+        );
+    }
 
     // What the binary prints, run the way the binary runs.
     let env = hook_runtime::Env {
@@ -253,6 +270,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         xdg_config_home: None,
         home: None,
         window_tokens: window_env,
+        dry_run: true,
     };
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let status = hook_runtime::run(kind, &mut text.as_bytes(), &mut stdout, &mut stderr, &env);
@@ -265,4 +283,31 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     }
     println!("exit code: {}", status.code());
     Ok(true)
+}
+
+/// The session state in one line.
+fn describe_state(state: &hook_engine::SessionState) -> String {
+    let mut parts = vec![
+        format!("prompt {}", state.prompt_count),
+        format!("{} since the last compaction", state.prompts_since_compaction),
+    ];
+    if state.compactions > 0 {
+        parts.push(format!("{} compaction(s)", state.compactions));
+    }
+    for (what, value) in
+        [("agent", &state.agent), ("workflow", &state.workflow), ("task", &state.task)]
+    {
+        if let Some(value) = value {
+            parts.push(format!("{what} `{value}`"));
+        }
+    }
+    if !state.flags.is_empty() {
+        let flags: Vec<&str> = state.flags.iter().map(String::as_str).collect();
+        parts.push(format!("flags {}", flags.join(", ")));
+    }
+    if !state.injected.is_empty() {
+        let given: Vec<&str> = state.injected.keys().map(String::as_str).collect();
+        parts.push(format!("once-rules given: {}", given.join(", ")));
+    }
+    parts.join("; ")
 }

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use hook_engine::artifact::format::{Section, decision, event, flag, rule};
+use hook_engine::artifact::format::{Section, decision, event, flag, once, rule, settings};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
@@ -306,12 +306,20 @@ pub fn compile(
     let posting_refs: Vec<_> = postings.iter().map(|p| w.list(p)).collect();
     let keyword_bytes = keyword_section(&patterns, &posting_refs);
 
-    let mut settings_words = vec![settings.window_tokens];
-    settings_words.extend_from_slice(&settings.brackets);
-    settings_words.extend_from_slice(&settings.budget);
-    settings_words.push(settings.max_age_days);
-    // Flags: bit 0, some rule reads the context bracket, so hooks must read the transcript.
-    settings_words.push(u32::from(rules.iter().any(|r| !r.when.bracket.is_empty())));
+    let mut settings_words = [0u32; settings::LEN];
+    settings_words[settings::WINDOW_TOKENS] = settings.window_tokens;
+    for (i, &percent) in settings.brackets.iter().enumerate() {
+        settings_words[settings::BRACKETS + i] = percent;
+    }
+    for (i, &tokens) in settings.budget.iter().enumerate() {
+        settings_words[settings::BUDGET + i] = tokens;
+    }
+    settings_words[settings::MAX_AGE_DAYS] = settings.max_age_days;
+    if rules.iter().any(|r| !r.when.bracket.is_empty()) {
+        settings_words[settings::FLAGS] |= settings::NEEDS_BRACKET;
+    }
+    [settings_words[settings::STATE_EVENTS], settings_words[settings::STATE_EVENTS + 1]] =
+        halves(state_events(&rules));
     let source_bytes = sources_section(&mut w, sources);
 
     let (glob_count, regex_count) = (glob_ids.len(), regex_ids.len());
@@ -405,8 +413,39 @@ fn decision_code(d: Option<Decision>) -> u8 {
 
 fn once_code(once: Option<Once>) -> u8 {
     match once {
-        None => 0,
-        Some(Once::Session) => 1,
-        Some(Once::Compaction) => 2,
+        None => once::NONE,
+        Some(Once::Session) => once::SESSION,
+        Some(Once::Compaction) => once::COMPACTION,
     }
+}
+
+/// Whether a rule reads or changes the session state, or needs it to know its bracket.
+fn uses_state(r: &Rule) -> bool {
+    let (c, t) = (&r.when, &r.then);
+    !c.agent.is_empty()
+        || !c.workflow.is_empty()
+        || !c.task.is_empty()
+        || !c.flags.is_empty()
+        || !c.not_flags.is_empty()
+        || c.every.is_some()
+        || !c.bracket.is_empty()
+        || t.once.is_some()
+        || t.set != StateSet::default()
+        || t.unset != StateUnset::default()
+}
+
+/// The events whose hooks open the session state: those of every rule that uses it and, as soon
+/// as one does, the events that keep the books (prompts counted on `UserPromptSubmit`,
+/// compactions on `PreCompact` and `SessionStart`, old sessions removed on `SessionStart`).
+fn state_events(rules: &[&Rule]) -> u64 {
+    let mut mask = 0;
+    for r in rules.iter().filter(|r| uses_state(r)) {
+        mask |= r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
+    }
+    if mask != 0 {
+        for kind in [EventKind::UserPromptSubmit, EventKind::PreCompact, EventKind::SessionStart] {
+            mask |= event_bit(kind);
+        }
+    }
+    mask
 }

@@ -233,10 +233,27 @@ pub struct PackTest {
     pub event: Value,
     /// The event of the payload.
     pub kind: EventKind,
+    /// The session it starts from.
+    pub given: Given,
     /// What must happen.
     pub expect: Expectation,
     /// Where the test is (its `name` value).
     pub span: Range<usize>,
+}
+
+/// The session state a test starts from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    /// The active agent, workflow, task and the flags set.
+    pub state: StateSet,
+    /// Prompts already submitted.
+    pub prompts: u64,
+    /// Compactions so far.
+    pub compactions: u32,
+    /// The bracket.
+    pub bracket: Bracket,
+    /// Rules with `once` already given since the last compaction.
+    pub injected: Vec<String>,
 }
 
 /// What a test expects.
@@ -252,6 +269,8 @@ pub struct Expectation {
     pub context_excludes: Vec<String>,
     /// The session state afterwards.
     pub state: Option<StateSet>,
+    /// Flags not set afterwards.
+    pub not_flags: Vec<String>,
     /// The bracket.
     pub bracket: Option<Bracket>,
 }

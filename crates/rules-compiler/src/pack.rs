@@ -11,7 +11,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::model::{
-    Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Layer, Once,
+    Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given, Layer, Once,
     Pack, PackTest, Recall, Rule, StateSet, StateUnset, ToolMatcher,
 };
 use crate::shape;
@@ -403,7 +403,27 @@ impl Reader<'_> {
         expectation.context_excludes = list("context_excludes").unwrap_or_default();
         expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
         expectation.bracket = string(expect, "bracket").and_then(|(b, _)| bracket(b));
-        Some(PackTest { name: name.to_owned(), event: payload, kind, expect: expectation, span })
+        expectation.not_flags = list("not_flags").unwrap_or_default();
+        let mut given = Given::default();
+        if let Some(table) = test.get("given").and_then(|g| g.get_ref().as_table()) {
+            given.state = state_set(table);
+            let count = |key| table.get(key).and_then(integer).unwrap_or(0);
+            given.prompts = u64::try_from(count("prompts")).unwrap_or(0);
+            given.compactions = u32::try_from(count("compactions")).unwrap_or(0);
+            given.bracket = string(table, "bracket").and_then(|(b, _)| bracket(b)).unwrap_or_default();
+            given.injected = table
+                .get("injected")
+                .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+                .unwrap_or_default();
+        }
+        Some(PackTest {
+            name: name.to_owned(),
+            event: payload,
+            kind,
+            given,
+            expect: expectation,
+            span,
+        })
     }
 }
 

@@ -57,9 +57,14 @@ impl Layout {
         self.project.as_ref().map(|p| p.join(".claude/hookpack"))
     }
 
+    /// The folder the hooks answer from: the project's, else the user's.
+    pub fn installation_dir(&self) -> Option<PathBuf> {
+        self.project_dir().or_else(|| self.user.clone())
+    }
+
     /// Where the artifact goes: the project's `compiled/rules.hpk`, else the user's.
     pub fn artifact_path(&self) -> Option<PathBuf> {
-        self.project_dir().or_else(|| self.user.clone()).map(|d| d.join("compiled/rules.hpk"))
+        self.installation_dir().map(|d| d.join("compiled/rules.hpk"))
     }
 
     fn pack_dirs(&self) -> Vec<(Scope, PathBuf)> {

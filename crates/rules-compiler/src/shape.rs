@@ -294,7 +294,35 @@ static TEST: Table = Table {
             Shape::Payload,
             "The hook payload; missing common fields get test defaults.",
         ),
+        key("given", Shape::Table(&GIVEN), "The session the test starts from; default a new one."),
         required("expect", Shape::Table(&EXPECT), "What must happen."),
+    ],
+};
+
+static GIVEN: Table = Table {
+    what: "`given`",
+    doc: "The session state a test starts from.",
+    keys: &[
+        key("agent", Shape::String, "The active agent."),
+        key("workflow", Shape::String, "The active workflow."),
+        key("task", Shape::String, "The active task."),
+        key("flags", Shape::Strings, "Flags set."),
+        key(
+            "prompts",
+            Shape::Integer { min: 0, max: 1_000_000 },
+            "Prompts already submitted (a UserPromptSubmit test is prompt `prompts + 1`).",
+        ),
+        key(
+            "compactions",
+            Shape::Integer { min: 0, max: 1_000_000 },
+            "Compactions so far (a PreCompact or SessionStart `compact` test adds one).",
+        ),
+        key("bracket", Shape::Enum(BRACKETS), "The context bracket; default fresh."),
+        key(
+            "injected",
+            Shape::StringList,
+            "Rules with `once` already given since the last compaction (full ids).",
+        ),
     ],
 };
 
@@ -307,6 +335,7 @@ static EXPECT: Table = Table {
         key("context_contains", Shape::Strings, "The injected context contains each of these."),
         key("context_excludes", Shape::Strings, "The injected context contains none of these."),
         key("state", Shape::Table(&SET), "The session state afterwards."),
+        key("not_flags", Shape::Strings, "Flags not set afterwards."),
         key("bracket", Shape::Enum(BRACKETS), "The context bracket."),
     ],
 };

@@ -8,7 +8,7 @@ use hook_engine::{Engine, Facts, Mode, SessionState};
 use serde_json::{Value, json};
 
 use crate::compile::{Settings, Sources, compile};
-use crate::model::{Bracket, Decision, Pack, PackTest};
+use crate::model::{Decision, Given, Pack, PackTest};
 
 /// The outcome of one test.
 #[derive(Clone, Debug)]
@@ -49,21 +49,32 @@ pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, String> {
     let bytes = AlignedBytes::new(&compiled.bytes);
     let artifact = Artifact::parse(bytes.as_slice()).map_err(|e| e.to_string())?;
     let engine = Engine::new(artifact).map_err(|e| e.to_string())?;
-    pack.tests.iter().map(|test| run_test(&engine, pack, test)).collect()
+    let settings = engine.settings();
+    pack.tests.iter().map(|test| run_test(&engine, &settings, pack, test)).collect()
 }
 
-fn run_test(engine: &Engine<'_>, pack: &Pack, test: &PackTest) -> Result<TestOutcome, String> {
+fn run_test(
+    engine: &Engine<'_>,
+    settings: &hook_engine::Settings,
+    pack: &Pack,
+    test: &PackTest,
+) -> Result<TestOutcome, String> {
     let payload = with_defaults(&test.event);
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(TEST_CWD).to_owned();
+    let given = &test.given;
+    let mut state = initial_state(given);
+    // The books the hook keeps before the rules see the state (the prompt counted, …).
+    state.begin(test.kind, &payload);
     let facts = Facts {
         kind: test.kind,
         payload: &payload,
         project_root: Some(Path::new(&cwd)),
-        state: SessionState { prompt_count: 1, ..SessionState::default() },
-        bracket: Bracket::Fresh,
+        state,
+        bracket: given.bracket,
     };
     let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| e.to_string())?;
-    let response = hook_engine::respond(test.kind, &evaluation);
+    let budget = settings.budget_chars(given.bracket);
+    let response = hook_engine::respond(test.kind, &evaluation, Some(budget));
     let expect = &test.expect;
     let mut failures = Vec::new();
 
@@ -117,11 +128,21 @@ fn run_test(engine: &Engine<'_>, pack: &Pack, test: &PackTest) -> Result<TestOut
             }
         }
     }
+    for flag in &expect.not_flags {
+        if evaluation.state.flags.contains(flag) {
+            failures.push(format!(
+                "expected flag `{flag}` not to be set, got {:?}",
+                evaluation.state.flags
+            ));
+        }
+    }
     if let Some(bracket) = expect.bracket
-        && bracket != Bracket::Fresh
+        && bracket != given.bracket
     {
         failures.push(format!(
-            "expected bracket {bracket:?}, got Fresh (tests run with a fresh context)"
+            "expected bracket {}, got {} (a test's bracket is `given.bracket`, default fresh)",
+            bracket.as_str(),
+            given.bracket.as_str()
         ));
     }
     if !failures.is_empty() {
@@ -138,6 +159,21 @@ fn run_test(engine: &Engine<'_>, pack: &Pack, test: &PackTest) -> Result<TestOut
         place: format!("{}:{line}", pack.source.path().display()),
         failures,
     })
+}
+
+/// The session a test starts from.
+fn initial_state(given: &Given) -> SessionState {
+    SessionState {
+        agent: given.state.agent.clone(),
+        workflow: given.state.workflow.clone(),
+        task: given.state.task.clone(),
+        flags: given.state.flags.iter().cloned().collect(),
+        prompt_count: given.prompts,
+        prompts_since_compaction: given.prompts,
+        compactions: given.compactions,
+        compaction_pending: false,
+        injected: given.injected.iter().map(|id| (id.clone(), given.compactions)).collect(),
+    }
 }
 
 /// The payload with the common fields filled in.

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -196,6 +196,36 @@ pub mod decision {
     pub const DENY: u8 = 3;
     /// `block`.
     pub const BLOCK: u8 = 4;
+}
+
+/// `once` codes in [`rule::KINDS`] byte 2.
+pub mod once {
+    /// No `once`.
+    pub const NONE: u8 = 0;
+    /// `once = "session"`.
+    pub const SESSION: u8 = 1;
+    /// `once = "compaction"`.
+    pub const COMPACTION: u8 = 2;
+}
+
+/// Words of the settings section.
+pub mod settings {
+    /// The context window in tokens.
+    pub const WINDOW_TOKENS: usize = 0;
+    /// Remaining % where fresh, moderate and depleted start: 3 words.
+    pub const BRACKETS: usize = 1;
+    /// Tokens of context per bracket: 4 words.
+    pub const BUDGET: usize = 4;
+    /// Days after which a session's state is removed.
+    pub const MAX_AGE_DAYS: usize = 8;
+    /// Bits: [`NEEDS_BRACKET`].
+    pub const FLAGS: usize = 9;
+    /// Events whose hooks open the session state, 2 words (low, high).
+    pub const STATE_EVENTS: usize = 10;
+    /// Words.
+    pub const LEN: usize = 12;
+    /// [`FLAGS`] bit: some rule reads the context bracket.
+    pub const NEEDS_BRACKET: u32 = 1;
 }
 
 /// The keyword section, in words: header, then arrays.

@@ -81,5 +81,6 @@ fn env_without_hookpack() -> Env {
         xdg_config_home: Some(workspace_root().join("crates")),
         home: None,
         window_tokens: None,
+        dry_run: false,
     }
 }

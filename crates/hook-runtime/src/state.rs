@@ -1,0 +1,389 @@
+//! Session state in `SQLite` (CONTRACT §3): prompt count, compactions, active agent / workflow /
+//! task, flags, the `once` ledger, the last bracket and failures, one database per installation
+//! under `state/`.
+//!
+//! A hook that needs the state holds the database's write lock from reading the session to
+//! saving it (`BEGIN IMMEDIATE`), so parallel hooks of one session never lose an update: each
+//! sees the state the previous one left. The lock is held for the evaluation only (tens of
+//! microseconds); WAL lets readers in meanwhile.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hook_engine::{Bracket, SessionState};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
+
+/// The database's path under an installation's folder.
+pub const DATABASE_PATH: &str = "state/hookpack.db";
+
+/// How long a hook waits for another hook's lock before failing open.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema's version, in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    started INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    prompts INTEGER NOT NULL DEFAULT 0,
+    prompts_since_compaction INTEGER NOT NULL DEFAULT 0,
+    compactions INTEGER NOT NULL DEFAULT 0,
+    compaction_pending INTEGER NOT NULL DEFAULT 0,
+    agent TEXT,
+    workflow TEXT,
+    task TEXT,
+    bracket TEXT,
+    failures INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS flags (
+    session TEXT NOT NULL,
+    name TEXT NOT NULL,
+    PRIMARY KEY (session, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS injected (
+    session TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    compaction INTEGER NOT NULL,
+    PRIMARY KEY (session, rule)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS failures (
+    at INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    event TEXT NOT NULL,
+    message TEXT NOT NULL
+);
+";
+
+/// The most failures kept in the log.
+const MAX_FAILURES_KEPT: i64 = 200;
+
+/// An open state database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database of the installation folder `dir`.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be created, opened or migrated.
+    pub fn open(dir: &Path) -> rusqlite::Result<Store> {
+        let path = database_path(dir);
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let conn = Connection::open(&path)?;
+        Store::prepare(conn)
+    }
+
+    /// Opens an existing database without creating or changing anything.
+    ///
+    /// # Errors
+    ///
+    /// When there is no database or it cannot be read.
+    pub fn open_read_only(dir: &Path) -> rusqlite::Result<Store> {
+        let conn = Connection::open_with_flags(
+            database_path(dir),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        Ok(Store { conn })
+    }
+
+    fn prepare(mut conn: Connection) -> rusqlite::Result<Store> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // WAL without a sync per commit: a crash may lose the last commits, never corrupt.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if version != SCHEMA_VERSION {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute_batch(SCHEMA)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            tx.commit()?;
+        }
+        Ok(Store { conn })
+    }
+
+    /// Takes the write lock and reads session `id` (a session never seen reads as new).
+    ///
+    /// # Errors
+    ///
+    /// When the lock is not granted within the busy timeout, or the database cannot be read.
+    pub fn session(&mut self, id: &str) -> rusqlite::Result<Session<'_>> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let before = load(&tx, id)?.unwrap_or_default();
+        Ok(Session { tx, id: id.to_owned(), before })
+    }
+
+    /// Reads session `id` without taking the write lock: for `hookpack explain` and tests.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn peek(&self, id: &str) -> rusqlite::Result<Option<SessionState>> {
+        load(&self.conn, id)
+    }
+
+    /// The last bracket recorded for session `id`.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn last_bracket(&self, id: &str) -> rusqlite::Result<Option<String>> {
+        self.conn
+            .query_row("SELECT bracket FROM sessions WHERE id = ?1", [id], |row| row.get(0))
+            .optional()
+            .map(Option::flatten)
+    }
+
+    /// Records a failure: counted on the session and kept in the log `hookpack doctor` shows.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn record_failure(&mut self, id: &str, event: &str, message: &str) -> rusqlite::Result<()> {
+        let now = now();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO sessions (id, started, updated, failures) VALUES (?1, ?2, ?2, 1)
+             ON CONFLICT (id) DO UPDATE SET failures = failures + 1, updated = ?2",
+            params![id, now],
+        )?;
+        tx.execute(
+            "INSERT INTO failures (at, session, event, message) VALUES (?1, ?2, ?3, ?4)",
+            params![now, id, event, message],
+        )?;
+        tx.execute(
+            "DELETE FROM failures WHERE rowid <= (SELECT max(rowid) FROM failures) - ?1",
+            [MAX_FAILURES_KEPT],
+        )?;
+        tx.commit()
+    }
+
+    /// The most recent failures, newest first: (unix time, session, event, message).
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn failures(&self, limit: u32) -> rusqlite::Result<Vec<(i64, String, String, String)>> {
+        let mut statement = self.conn.prepare(
+            "SELECT at, session, event, message FROM failures ORDER BY rowid DESC LIMIT ?1",
+        )?;
+        statement
+            .query_map([limit], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))?
+            .collect()
+    }
+}
+
+/// One session's state, read under the write lock; [`Session::save`] writes the changes and
+/// releases it, dropping it releases it unchanged.
+#[derive(Debug)]
+pub struct Session<'c> {
+    tx: Transaction<'c>,
+    id: String,
+    /// The state as the event found it.
+    pub before: SessionState,
+}
+
+impl Session<'_> {
+    /// Writes `after` (and the bracket, when it was computed) and commits.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn save(self, after: &SessionState, bracket: Option<Bracket>) -> rusqlite::Result<()> {
+        let Session { tx, id, before } = self;
+        let now = now();
+        tx.execute(
+            "INSERT INTO sessions (id, started, updated, prompts, prompts_since_compaction,
+                 compactions, compaction_pending, agent, workflow, task, bracket)
+             VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+             ON CONFLICT (id) DO UPDATE SET updated = ?2, prompts = ?3,
+                 prompts_since_compaction = ?4, compactions = ?5, compaction_pending = ?6,
+                 agent = ?7, workflow = ?8, task = ?9, bracket = coalesce(?10, bracket)",
+            params![
+                id,
+                now,
+                after.prompt_count.cast_signed(),
+                after.prompts_since_compaction.cast_signed(),
+                after.compactions,
+                after.compaction_pending,
+                after.agent,
+                after.workflow,
+                after.task,
+                bracket.map(Bracket::as_str),
+            ],
+        )?;
+        for gone in before.flags.difference(&after.flags) {
+            tx.execute("DELETE FROM flags WHERE session = ?1 AND name = ?2", params![id, gone])?;
+        }
+        for new in after.flags.difference(&before.flags) {
+            tx.execute(
+                "INSERT OR IGNORE INTO flags (session, name) VALUES (?1, ?2)",
+                params![id, new],
+            )?;
+        }
+        for (rule, &compaction) in &after.injected {
+            if before.injected.get(rule) != Some(&compaction) {
+                tx.execute(
+                    "INSERT INTO injected (session, rule, compaction) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (session, rule) DO UPDATE SET compaction = ?3",
+                    params![id, rule, compaction],
+                )?;
+            }
+        }
+        tx.commit()
+    }
+
+    /// Removes the sessions not updated for `days` days, and everything they held.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn remove_older_than(&self, days: u32) -> rusqlite::Result<usize> {
+        if days == 0 {
+            return Ok(0);
+        }
+        let cutoff = now() - i64::from(days) * 86_400;
+        let removed =
+            self.tx.execute("DELETE FROM sessions WHERE updated < ?1 AND id <> ?2", params![
+                cutoff, self.id
+            ])?;
+        if removed > 0 {
+            self.tx.execute_batch(
+                "DELETE FROM flags WHERE session NOT IN (SELECT id FROM sessions);
+                 DELETE FROM injected WHERE session NOT IN (SELECT id FROM sessions);",
+            )?;
+        }
+        Ok(removed)
+    }
+}
+
+/// `<dir>/state/hookpack.db`.
+pub fn database_path(dir: &Path) -> PathBuf {
+    dir.join(DATABASE_PATH)
+}
+
+fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionState>> {
+    let state = conn
+        .query_row(
+            "SELECT prompts, prompts_since_compaction, compactions, compaction_pending,
+                    agent, workflow, task
+             FROM sessions WHERE id = ?1",
+            [id],
+            |row| {
+                Ok(SessionState {
+                    prompt_count: row.get::<_, i64>(0)?.cast_unsigned(),
+                    prompts_since_compaction: row.get::<_, i64>(1)?.cast_unsigned(),
+                    compactions: row.get(2)?,
+                    compaction_pending: row.get(3)?,
+                    agent: row.get(4)?,
+                    workflow: row.get(5)?,
+                    task: row.get(6)?,
+                    ..SessionState::default()
+                })
+            },
+        )
+        .optional()?;
+    let Some(mut state) = state else { return Ok(None) };
+    let mut flags = conn.prepare("SELECT name FROM flags WHERE session = ?1")?;
+    state.flags = flags.query_map([id], |row| row.get(0))?.collect::<Result<BTreeSet<_>, _>>()?;
+    let mut injected = conn.prepare("SELECT rule, compaction FROM injected WHERE session = ?1")?;
+    state.injected = injected
+        .query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(Some(state))
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!("hookpack-state-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_session_round_trips() {
+        let dir = temp_dir("round-trip");
+        let mut store = Store::open(&dir).unwrap();
+        let session = store.session("s1").unwrap();
+        assert_eq!(session.before, SessionState::default());
+        let mut after = session.before.clone();
+        after.prompt_count = 3;
+        after.prompts_since_compaction = 2;
+        after.compactions = 1;
+        after.agent = Some("dev".into());
+        after.flags.insert("edited".into());
+        after.flags.insert("tested".into());
+        after.injected.insert("context/constitution".into(), 1);
+        session.save(&after, Some(Bracket::Moderate)).unwrap();
+
+        let session = store.session("s1").unwrap();
+        assert_eq!(session.before, after);
+        let mut next = after.clone();
+        next.flags.remove("tested");
+        next.agent = None;
+        session.save(&next, None).unwrap();
+        assert_eq!(store.peek("s1").unwrap(), Some(next));
+        assert_eq!(store.last_bracket("s1").unwrap().as_deref(), Some("moderate"));
+        assert_eq!(store.peek("other").unwrap(), None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn old_sessions_are_removed_with_their_flags() {
+        let dir = temp_dir("cleanup");
+        let mut store = Store::open(&dir).unwrap();
+        for id in ["old", "new"] {
+            let session = store.session(id).unwrap();
+            let mut after = SessionState::default();
+            after.flags.insert("f".into());
+            session.save(&after, None).unwrap();
+        }
+        store.conn.execute("UPDATE sessions SET updated = 0 WHERE id = 'old'", []).unwrap();
+        let session = store.session("new").unwrap();
+        assert_eq!(session.remove_older_than(7).unwrap(), 1);
+        let before = session.before.clone();
+        session.save(&before, None).unwrap();
+        assert_eq!(store.peek("old").unwrap(), None);
+        assert!(store.peek("new").unwrap().is_some());
+        let flags: i64 =
+            store.conn.query_row("SELECT count(*) FROM flags", [], |row| row.get(0)).unwrap();
+        assert_eq!(flags, 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn failures_are_counted_and_logged() {
+        let dir = temp_dir("failures");
+        let mut store = Store::open(&dir).unwrap();
+        store.record_failure("s", "PreToolUse", "artifact missing").unwrap();
+        store.record_failure("s", "Stop", "artifact missing").unwrap();
+        let failures = store.failures(10).unwrap();
+        assert_eq!(failures.len(), 2);
+        assert_eq!(failures[0].2, "Stop");
+        let count: i64 = store
+            .conn
+            .query_row("SELECT failures FROM sessions WHERE id = 's'", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(count, 2);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
