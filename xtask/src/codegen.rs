@@ -136,6 +136,13 @@ fn bins_manifest() -> String {
          hook-model = { workspace = true }\n\
          hook-runtime = { workspace = true }\n\
          \n\
+         [dev-dependencies]\n\
+         # Whole sessions compile a project with the compiler (test builds only: the hooks\n\
+         # themselves never link it).\n\
+         hook-engine = { workspace = true }\n\
+         rules-compiler = { workspace = true }\n\
+         serde_json = { workspace = true }\n\
+         \n\
          [lints]\n\
          workspace = true\n\
          \n\

@@ -147,8 +147,6 @@ impl SessionState {
     }
 }
 
-
-
 /// What rules are evaluated against.
 #[derive(Clone, Debug)]
 pub struct Facts<'p> {
@@ -284,7 +282,10 @@ impl Settings {
 
     /// Whether the hooks of `kind` open the session state.
     pub fn opens_state(&self, kind: EventKind) -> bool {
-        EventKind::ALL.iter().position(|&k| k == kind).is_some_and(|i| self.state_events >> i & 1 != 0)
+        EventKind::ALL
+            .iter()
+            .position(|&k| k == kind)
+            .is_some_and(|i| self.state_events >> i & 1 != 0)
     }
 }
 

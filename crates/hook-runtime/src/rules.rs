@@ -153,8 +153,7 @@ fn evaluate(
     if let Some(session) = session {
         let mut after = evaluation.state.clone();
         for fired in &evaluation.fired {
-            if fired.once != 0 && fired.context.is_some() && !response.dropped.contains(&fired.id)
-            {
+            if fired.once != 0 && fired.context.is_some() && !response.dropped.contains(&fired.id) {
                 after.injected.insert(fired.id.clone(), after.compactions);
             }
         }

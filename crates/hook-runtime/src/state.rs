@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hook_engine::{Bracket, SessionState};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 
 /// The database's path under an installation's folder.
 pub const DATABASE_PATH: &str = "state/hookpack.db";
@@ -74,10 +76,13 @@ impl Store {
     /// When the database cannot be created, opened or migrated.
     pub fn open(dir: &Path) -> rusqlite::Result<Store> {
         let path = database_path(dir);
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
+        if !path.exists() {
+            create(&path)?;
         }
-        let conn = Connection::open(&path)?;
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
         Store::prepare(conn)
     }
 
@@ -95,18 +100,10 @@ impl Store {
         Ok(Store { conn })
     }
 
-    fn prepare(mut conn: Connection) -> rusqlite::Result<Store> {
+    fn prepare(conn: Connection) -> rusqlite::Result<Store> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL without a sync per commit: a crash may lose the last commits, never corrupt.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-        if version != SCHEMA_VERSION {
-            conn.pragma_update(None, "journal_mode", "WAL")?;
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute_batch(SCHEMA)?;
-            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-            tx.commit()?;
-        }
         Ok(Store { conn })
     }
 
@@ -251,10 +248,10 @@ impl Session<'_> {
             return Ok(0);
         }
         let cutoff = now() - i64::from(days) * 86_400;
-        let removed =
-            self.tx.execute("DELETE FROM sessions WHERE updated < ?1 AND id <> ?2", params![
-                cutoff, self.id
-            ])?;
+        let removed = self.tx.execute(
+            "DELETE FROM sessions WHERE updated < ?1 AND id <> ?2",
+            params![cutoff, self.id],
+        )?;
         if removed > 0 {
             self.tx.execute_batch(
                 "DELETE FROM flags WHERE session NOT IN (SELECT id FROM sessions);
@@ -262,6 +259,35 @@ impl Session<'_> {
             )?;
         }
         Ok(removed)
+    }
+}
+
+/// Creates the database at `path` whole: built under a private name, then linked into place,
+/// so that hooks starting together never see it half made (one of them wins; the others use
+/// its file).
+fn create(path: &Path) -> rusqlite::Result<()> {
+    let io = |err: std::io::Error| {
+        rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!("{}: {err}", path.display())),
+        )
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let staged = dir.join(format!(".hookpack.db.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&staged);
+    {
+        let conn = Connection::open(&staged)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.execute_batch(SCHEMA)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    }
+    let linked = std::fs::hard_link(&staged, path);
+    let _ = std::fs::remove_file(&staged);
+    match linked {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(err) => Err(io(err)),
     }
 }
 
@@ -312,8 +338,8 @@ mod tests {
     use super::*;
 
     fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir()
-            .join(format!("hookpack-state-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("hookpack-state-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir

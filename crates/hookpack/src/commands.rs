@@ -215,17 +215,14 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     );
     println!("bracket: {reading}");
     if !settings.needs_bracket {
-        println!("        (no rule reads the bracket: the hook reads the transcript only to size the budget)");
+        println!(
+            "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
+        );
     }
     let bracket = reading.bracket;
 
-    let facts = Facts {
-        kind,
-        payload: &payload,
-        project_root: layout.project.as_deref(),
-        state,
-        bracket,
-    };
+    let facts =
+        Facts { kind, payload: &payload, project_root: layout.project.as_deref(), state, bracket };
     let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| anyhow::anyhow!("{e}"))?;
     let budget = settings.budget_chars(bracket);
     let response = respond(kind, &evaluation, Some(budget));

@@ -3,5 +3,7 @@
 /// `(name, text)` of every builtin pack.
 #[rustfmt::skip]
 pub(crate) const PACKS: &[(&str, &str)] = &[
+    ("context", include_str!("../../../rules/context.toml")),
     ("guard", include_str!("../../../rules/guard.toml")),
+    ("workflow", include_str!("../../../rules/workflow.toml")),
 ];

@@ -11,8 +11,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::model::{
-    Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given, Layer, Once,
-    Pack, PackTest, Recall, Rule, StateSet, StateUnset, ToolMatcher,
+    Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given, Layer,
+    Once, Pack, PackTest, Recall, Rule, StateSet, StateUnset, ToolMatcher,
 };
 use crate::shape;
 use crate::{Diagnostics, SourceFile};
@@ -410,7 +410,8 @@ impl Reader<'_> {
             let count = |key| table.get(key).and_then(integer).unwrap_or(0);
             given.prompts = u64::try_from(count("prompts")).unwrap_or(0);
             given.compactions = u32::try_from(count("compactions")).unwrap_or(0);
-            given.bracket = string(table, "bracket").and_then(|(b, _)| bracket(b)).unwrap_or_default();
+            given.bracket =
+                string(table, "bracket").and_then(|(b, _)| bracket(b)).unwrap_or_default();
             given.injected = table
                 .get("injected")
                 .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
