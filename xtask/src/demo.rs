@@ -1,8 +1,9 @@
 //! `cargo xtask demo`: hookpack's main job, end to end, on the shipped examples.
 //!
-//! Compiles the example project's pack (`examples/projects/demo`), then replays payloads of
-//! `examples/` through the real hook binaries and prints each decision and injected context;
-//! then shows the failure policy: silence where hookpack is not used, failing open visibly.
+//! Replays the scripted session of `examples/session/` (a project using the builtin `context`,
+//! `guard` and `workflow` packs and one of its own) through the real hook binaries and prints,
+//! per event, the decision, the injected context and the session state; then shows the failure
+//! policy: silence where hookpack is not used, failing open visibly.
 
 use std::fs::File;
 use std::io::Write as _;
@@ -11,6 +12,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, ensure};
 use hook_model::EventKind;
+use hook_runtime::state::Store;
 use rules_compiler::{Layout, compile, load, run_tests};
 
 use crate::workspace::{cargo, examples, root};
@@ -24,52 +26,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let scratch = root().join("target/demo");
     std::fs::create_dir_all(&scratch)?;
 
-    let project = root().join("examples/projects/demo");
-    let artifact = scratch.join("rules.hpk");
-    println!("1. Compile the packs of {}", project.strip_prefix(root())?.display());
-    let loaded = load(&Layout { project: Some(project.clone()), user: None }, &[]);
-    ensure!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
-    let mut tests = 0;
-    for (_, pack) in &loaded.packs {
-        for outcome in run_tests(pack).map_err(anyhow::Error::msg)? {
-            ensure!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
-            tests += 1;
-        }
-    }
-    let compiled = compile(&loaded.rules(), &loaded.config.settings(), &loaded.sources)
-        .map_err(anyhow::Error::msg)?;
-    std::fs::write(&artifact, &compiled.bytes)?;
-    println!(
-        "   {} rules, {tests} pack tests passed, {} bytes compiled\n",
-        compiled.rules,
-        compiled.bytes.len()
-    );
-
-    println!("2. Replay payloads through the hooks");
-    let cases: [(EventKind, &str); 8] = [
-        (EventKind::PreToolUse, "bash-rm-rf-root.json"),
-        (EventKind::PreToolUse, "bash-force-push.json"),
-        (EventKind::PreToolUse, "write-env.json"),
-        (EventKind::PreToolUse, "read-env-example.json"),
-        (EventKind::PreToolUse, "edit-ts.json"),
-        (EventKind::PreToolUse, "bash-ls.json"),
-        (EventKind::UserPromptSubmit, "short.json"),
-        (EventKind::UserPromptSubmit, "agent-mention.json"),
-    ];
-    for (kind, name) in cases {
-        let example = root().join("examples").join(kind.kebab()).join(name);
-        let payload = std::fs::read_to_string(&example)?
-            .replace("/home/dev/acme-api", &project.to_string_lossy());
-        let answer =
-            replay(&bin_dir, kind, Payload::Bytes(payload.as_bytes()), &project, Some(&artifact))?;
-        answer.summarize(kind, name);
-    }
+    session(&bin_dir, &scratch.join("session"))?;
 
     let plain = scratch.join("plain-project");
     let using = scratch.join("project-using-hookpack");
     std::fs::create_dir_all(&plain)?;
     std::fs::create_dir_all(using.join(".claude/hookpack"))?;
-    println!("\n3. A project that does not use hookpack: every hook must stay silent.");
+    println!("\n2. A project that does not use hookpack: every hook must stay silent.");
     let mut count = 0;
     for &kind in EventKind::ALL {
         for example in examples(kind)? {
@@ -80,7 +43,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     println!("   {count} examples of {} events: exit 0, no output.", EventKind::ALL.len());
 
-    println!("\n4. Failures fail open, and say so on stderr.");
+    println!("\n3. Failures fail open, and say so on stderr.");
     let example = examples(EventKind::PreToolUse)?.into_iter().next().context("no example")?;
     replay(&bin_dir, EventKind::PreToolUse, Payload::File(&example), &using, None)?
         .print(EventKind::PreToolUse, "a project without compiled rules");
@@ -91,6 +54,164 @@ pub(crate) fn run() -> anyhow::Result<()> {
     for (name, bytes) in malformed {
         replay(&bin_dir, EventKind::PreToolUse, Payload::Bytes(bytes), &plain, None)?
             .print(EventKind::PreToolUse, name);
+    }
+    Ok(())
+}
+
+/// One step of `examples/session/session.jsonl`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptLine {
+    step: String,
+    event: Option<String>,
+    #[serde(default)]
+    payload: serde_json::Value,
+    transcript: Option<TranscriptStep>,
+}
+
+/// What Claude Code appends to the transcript between hooks.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TranscriptStep {
+    assistant_tokens: Option<u64>,
+    #[serde(default)]
+    compact_boundary: bool,
+}
+
+const SESSION_ID: &str = "demo-session";
+
+/// Replays the scripted session of `examples/session/` in a copy of its project at `dir`.
+fn session(bin_dir: &Path, dir: &Path) -> anyhow::Result<()> {
+    let example = root().join("examples/session");
+    let _ = std::fs::remove_dir_all(dir);
+    copy_dir(&example.join("project"), dir)?;
+    println!("1. A scripted session: examples/session/session.jsonl, in a copy of its project");
+
+    let loaded = load(&Layout { project: Some(dir.to_path_buf()), user: None }, &[]);
+    ensure!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
+    let mut tests = 0;
+    for (_, pack) in &loaded.packs {
+        for outcome in run_tests(pack).map_err(anyhow::Error::msg)? {
+            ensure!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+            tests += 1;
+        }
+    }
+    let compiled = compile(&loaded.rules(), &loaded.config.settings(), &loaded.sources)
+        .map_err(anyhow::Error::msg)?;
+    let artifact = dir.join(".claude/hookpack/compiled/rules.hpk");
+    std::fs::create_dir_all(artifact.parent().context("artifact folder")?)?;
+    std::fs::write(&artifact, &compiled.bytes)?;
+    let names: Vec<&str> = loaded.packs.iter().map(|(_, p)| p.name.as_str()).collect();
+    println!(
+        "   packs {}: {} rules, {tests} pack tests passed, {} bytes compiled\n",
+        names.join(", "),
+        compiled.rules,
+        compiled.bytes.len()
+    );
+
+    let transcript = dir.join("transcript.jsonl");
+    std::fs::write(&transcript, "")?;
+    let script = std::fs::read_to_string(example.join("session.jsonl"))?;
+    let mut last_state = String::new();
+    for (n, line) in script.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let step: ScriptLine = serde_json::from_str(line)
+            .with_context(|| format!("examples/session/session.jsonl:{}", n + 1))?;
+        println!("{:>3}. {}", n + 1, step.step);
+        if let Some(t) = step.transcript {
+            append_transcript(&transcript, n, &t)?;
+            continue;
+        }
+        let name = step.event.context("a step needs `event` or `transcript`")?;
+        let kind = EventKind::from_name(&name).with_context(|| format!("unknown event {name}"))?;
+        let mut payload =
+            serde_json::to_string(&step.payload)?.replace("$PROJECT", &dir.to_string_lossy());
+        let mut value: serde_json::Value = serde_json::from_str(&payload)?;
+        let fields = value.as_object_mut().context("a payload is an object")?;
+        fields.insert("hook_event_name".into(), name.clone().into());
+        fields.insert("session_id".into(), SESSION_ID.into());
+        fields.insert("transcript_path".into(), transcript.to_string_lossy().into());
+        fields.insert("cwd".into(), dir.to_string_lossy().into());
+        fields.entry("permission_mode").or_insert("default".into());
+        if kind.is_tool_event() {
+            fields.insert("tool_use_id".into(), format!("toolu_{n:02}").into());
+        }
+        payload = value.to_string();
+        let answer = replay(bin_dir, kind, Payload::Bytes(payload.as_bytes()), dir, None)?;
+        ensure!(answer.code == Some(0) && answer.stderr.is_empty(), "{name}: {answer:?}");
+        answer.describe(kind);
+        let state = state_line(dir);
+        if state != last_state {
+            println!("       state: {state}");
+            last_state = state;
+        }
+    }
+    Ok(())
+}
+
+/// Appends what Claude Code would write to the transcript.
+fn append_transcript(path: &Path, n: usize, step: &TranscriptStep) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    if let Some(tokens) = step.assistant_tokens {
+        let entry = serde_json::json!({
+            "type": "assistant", "uuid": format!("demo-{n}"), "isSidechain": false,
+            "message": {
+                "id": format!("msg_demo_{n}"), "model": "claude-opus-4-7", "role": "assistant",
+                "content": [{ "type": "text", "text": "…" }],
+                "usage": { "input_tokens": 12, "cache_creation_input_tokens": 800,
+                           "cache_read_input_tokens": tokens.saturating_sub(812),
+                           "output_tokens": 300 }
+            }
+        });
+        writeln!(file, "{entry}")?;
+    }
+    if step.compact_boundary {
+        let entry = serde_json::json!({
+            "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+            "compactMetadata": { "trigger": "auto", "preTokens": 164_000 }
+        });
+        writeln!(file, "{entry}")?;
+    }
+    Ok(())
+}
+
+/// The session's state, as the database has it.
+fn state_line(dir: &Path) -> String {
+    let Ok(store) = Store::open_read_only(&dir.join(".claude/hookpack")) else {
+        return "(no database yet)".to_owned();
+    };
+    let Ok(Some(s)) = store.peek(SESSION_ID) else { return "(new session)".to_owned() };
+    let mut parts = vec![format!("prompt {}", s.prompt_count)];
+    if s.compactions > 0 {
+        parts.push(format!(
+            "{} compaction(s), {} prompt(s) since",
+            s.compactions, s.prompts_since_compaction
+        ));
+    }
+    if let Some(agent) = &s.agent {
+        parts.push(format!("agent {agent}"));
+    }
+    if let Some(workflow) = &s.workflow {
+        parts.push(format!("workflow {workflow}"));
+    }
+    if !s.flags.is_empty() {
+        parts.push(format!("flags {}", s.flags.iter().cloned().collect::<Vec<_>>().join(", ")));
+    }
+    if let Ok(Some(bracket)) = store.last_bracket(SESSION_ID) {
+        parts.push(format!("last bracket {bracket}"));
+    }
+    parts.join("; ")
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
     }
     Ok(())
 }
@@ -113,27 +234,36 @@ impl Answer {
         self.code == Some(0) && self.stdout.is_empty() && self.stderr.is_empty()
     }
 
-    /// One line per answer: the decision and its reason, or the context injected.
-    fn summarize(&self, kind: EventKind, name: &str) {
+    /// The decision with its reason, and the context injected, one section per line.
+    fn describe(&self, kind: EventKind) {
         let json: serde_json::Value = serde_json::from_str(&self.stdout).unwrap_or_default();
         let specific = &json["hookSpecificOutput"];
-        let what = if let Some(decision) = specific["permissionDecision"].as_str() {
-            format!(
-                "{decision}: {}",
-                specific["permissionDecisionReason"].as_str().unwrap_or_default()
-            )
-        } else if let Some(context) = specific["additionalContext"].as_str() {
-            format!("context: {}", context.replace('\n', " "))
-        } else if self.stdout.is_empty() {
-            "allowed, nothing to add".to_owned()
-        } else {
-            self.stdout.trim_end().to_owned()
-        };
-        println!(
-            "   {:<28} {name:<24} exit {} → {what}",
-            kind.binary_name(),
-            self.code.unwrap_or(-1)
-        );
+        let decision = specific["permissionDecision"]
+            .as_str()
+            .map(|d| (d, specific["permissionDecisionReason"].as_str()))
+            .or_else(|| json["decision"].as_str().map(|d| (d, json["reason"].as_str())));
+        let head = format!("       {} → exit {}", kind.binary_name(), self.code.unwrap_or(-1));
+        match decision {
+            Some((decision, reason)) => {
+                println!("{head}, {}", decision.to_uppercase());
+                for line in reason.unwrap_or_default().lines() {
+                    println!("         {}", clip(line));
+                }
+            }
+            None if self.stdout.is_empty() => println!("{head}, nothing to say"),
+            None => println!("{head}"),
+        }
+        if let Some(context) = specific["additionalContext"].as_str() {
+            for section in context.split("\n\n") {
+                let mut lines = section.lines();
+                let label = lines.next().unwrap_or_default();
+                let text: Vec<&str> = lines.collect();
+                println!("         context {label} {}", clip(&text.join(" ")));
+            }
+        }
+        if let Some(message) = json["systemMessage"].as_str() {
+            println!("         message: {}", clip(message));
+        }
     }
 
     fn print(&self, kind: EventKind, what: &str) {
@@ -179,4 +309,14 @@ fn replay(
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     })
+}
+
+/// `text` cut to fit a terminal line.
+fn clip(text: &str) -> String {
+    const MAX: usize = 96;
+    if text.chars().count() <= MAX {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(MAX - 1).collect();
+    format!("{cut}…")
 }
