@@ -111,9 +111,16 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     }
     let fastest = linkings.last().context("no build")?;
     let compiler = build_dynamic(&["hookpack"])?;
+    let hookpack = compiler.bin_dir.join("hookpack");
     failures.extend(crate::bench_rules::run(
         &fastest.bin_dir,
-        &compiler.bin_dir.join("hookpack"),
+        &hookpack,
+        fastest.name,
+        options.runs,
+    )?);
+    failures.extend(crate::bench_builtin::run(
+        &fastest.bin_dir,
+        &hookpack,
         fastest.name,
         options.runs,
     )?);
@@ -121,7 +128,8 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         bail!("over the limits:\n  {}", failures.join("\n  "));
     }
     println!(
-        "\nevery hook within {MAX_RATIO}x of the floor; every rule-count case within its limit"
+        "\nevery hook within {MAX_RATIO}x of the floor; every rule-count and builtin-pack case \
+         within its limit"
     );
     Ok(())
 }

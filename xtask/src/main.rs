@@ -9,6 +9,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
 mod bench;
+mod bench_builtin;
 mod bench_rules;
 mod codegen;
 mod compile_rules;

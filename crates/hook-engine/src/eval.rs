@@ -248,6 +248,10 @@ pub struct Settings {
     pub max_age_days: u32,
     /// Whether some rule reads the context bracket (so the transcript must be read).
     pub needs_bracket: bool,
+    /// Whether `UserPromptSubmit` counts prompts (for `every` and the bracket estimate).
+    pub counts_prompts: bool,
+    /// Whether compactions are counted (for `once = "compaction"` and the estimate).
+    pub counts_compactions: bool,
     /// The events whose hooks open the session state: bit `i` = `EventKind::ALL[i]`.
     pub state_events: u64,
 }
@@ -328,6 +332,8 @@ impl<'a> Engine<'a> {
             budget: [w(G), w(G + 1), w(G + 2), w(G + 3)],
             max_age_days: w(settings::MAX_AGE_DAYS),
             needs_bracket: w(settings::FLAGS) & settings::NEEDS_BRACKET != 0,
+            counts_prompts: w(settings::FLAGS) & settings::COUNTS_PROMPTS != 0,
+            counts_compactions: w(settings::FLAGS) & settings::COUNTS_COMPACTIONS != 0,
             state_events: u64::from(w(settings::STATE_EVENTS))
                 | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
         }
@@ -339,8 +345,77 @@ impl<'a> Engine<'a> {
     ///
     /// When the artifact is damaged where this event reads it.
     pub fn evaluate(&self, facts: &Facts<'_>, mode: Mode) -> Result<Evaluation, ArtifactError> {
-        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
+        let Some((scans, candidates)) = self.candidates(facts, mode)? else {
             return Ok(Evaluation { state: facts.state.clone(), ..Evaluation::default() });
+        };
+
+        // State-changing rules first, against the state as the event found it; every other
+        // rule sees the new state (CONTRACT §4.2).
+        let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
+        let explain = mode == Mode::Explain;
+        for changes_state in [true, false] {
+            let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
+            for &index in &candidates {
+                let r = self.artifact.rule(index as usize)?;
+                if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
+                    continue;
+                }
+                match self.check(&r, facts, Some(&state), &scans, explain)? {
+                    Ok(()) => {
+                        if changes_state {
+                            self.apply(&r, &mut evaluation.state)?;
+                        }
+                        evaluation.fired.push(self.fired(index, &r)?);
+                    }
+                    Err(miss) => {
+                        if explain {
+                            let id = self.artifact.str(r.str_ref(rule::ID_S))?.to_owned();
+                            evaluation.near_misses.push(NearMiss {
+                                id,
+                                condition: miss.0,
+                                detail: miss.1,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        evaluation.fired.sort_by_key(|f| f.index);
+        Ok(evaluation)
+    }
+
+    /// Whether some rule that reads or changes the session state (or needs it for its bracket
+    /// or `once`) has every other condition met: only then must the hook open the state.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn state_rules_apply(&self, facts: &Facts<'_>) -> Result<bool, ArtifactError> {
+        let Some((scans, candidates)) = self.candidates(facts, Mode::Answer)? else {
+            return Ok(false);
+        };
+        for &index in &candidates {
+            let r = self.artifact.rule(index as usize)?;
+            if r.get(rule::FLAGS) & flag::USES_STATE != 0
+                && self.check(&r, facts, None, &scans, false)?.is_ok()
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The keyword scans of the event's texts and the rules to check: in [`Mode::Answer`] those
+    /// the event always checks plus those a keyword found; in [`Mode::Explain`] every rule of
+    /// the event. `None` for an event the artifact does not know.
+    #[allow(clippy::type_complexity, reason = "a private pair of the two results")]
+    fn candidates(
+        &self,
+        facts: &Facts<'_>,
+        mode: Mode,
+    ) -> Result<Option<(Vec<(StrRef, KeywordMatches)>, BTreeSet<u32>)>, ArtifactError> {
+        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
+            return Ok(None);
         };
         let record = self.artifact.event(e)?;
         let bit = 1u64 << e;
@@ -385,40 +460,7 @@ impl<'a> Engine<'a> {
                 set
             }
         };
-
-        // State-changing rules first, against the state as the event found it; every other
-        // rule sees the new state (CONTRACT §4.2).
-        let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
-        let explain = mode == Mode::Explain;
-        for changes_state in [true, false] {
-            let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
-            for &index in &candidates {
-                let r = self.artifact.rule(index as usize)?;
-                if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
-                    continue;
-                }
-                match self.check(&r, facts, &state, &scans, explain)? {
-                    Ok(()) => {
-                        if changes_state {
-                            self.apply(&r, &mut evaluation.state)?;
-                        }
-                        evaluation.fired.push(self.fired(index, &r)?);
-                    }
-                    Err(miss) => {
-                        if explain {
-                            let id = self.artifact.str(r.str_ref(rule::ID_S))?.to_owned();
-                            evaluation.near_misses.push(NearMiss {
-                                id,
-                                condition: miss.0,
-                                detail: miss.1,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        evaluation.fired.sort_by_key(|f| f.index);
-        Ok(evaluation)
+        Ok(Some((scans, candidates)))
     }
 
     /// The texts a rule reading `field` reads.
@@ -454,13 +496,14 @@ impl<'a> Engine<'a> {
     }
 
     /// `Ok(Ok(()))` when every condition holds; `Ok(Err((key, detail)))` naming the first
-    /// that does not (the detail only when `explain`).
+    /// that does not (the detail only when `explain`). Without a `state`, the conditions on the
+    /// session state, the bracket and `once` are taken to hold.
     #[allow(clippy::too_many_lines, reason = "one block per condition of the rule language")]
     fn check(
         &self,
         r: &Words<'a>,
         facts: &Facts<'_>,
-        state: &SessionState,
+        state: Option<&SessionState>,
         scans: &[(StrRef, KeywordMatches)],
         explain: bool,
     ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
@@ -531,39 +574,10 @@ impl<'a> Engine<'a> {
             });
         }
 
-        for (key, slot, actual) in [
-            ("agent", rule::AGENT_L, &state.agent),
-            ("workflow", rule::WORKFLOW_L, &state.workflow),
-            ("task", rule::TASK_L, &state.task),
-        ] {
-            let wanted = self.strings(r, slot)?;
-            if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
-                return miss(key, &|| {
-                    format!(
-                        "active {key} is {}, not one of {}",
-                        actual.as_deref().map_or("none".to_owned(), |a| format!("`{a}`")),
-                        quoted(&wanted)
-                    )
-                });
-            }
-        }
-        let flags = self.strings(r, rule::FLAGS_L)?;
-        if let Some(flag) = flags.iter().find(|f| !state.flags.contains(**f)) {
-            return miss("flags", &|| format!("flag `{flag}` is not set"));
-        }
-        let not_flags = self.strings(r, rule::NOT_FLAGS_L)?;
-        if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
-            return miss("not_flags", &|| format!("flag `{flag}` is set"));
-        }
-        let every = u64::from(r.get(rule::EVERY));
-        if every > 0 && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every)) {
-            return miss("every", &|| {
-                format!("prompt {} is not a multiple of {every}", state.prompt_count)
-            });
-        }
-        let brackets = r.get(rule::BRACKETS);
-        if brackets != 0 && brackets & facts.bracket.bit() == 0 {
-            return miss("bracket", &|| format!("the bracket is {}", facts.bracket.as_str()));
+        if let Some(state) = state
+            && let Err(miss) = self.check_state(r, facts, state, explain)?
+        {
+            return Ok(Err(miss));
         }
 
         let has_terms = [rule::KEYWORDS_L, rule::KEYWORDS_ALL_L, rule::EXCLUDE_L]
@@ -608,6 +622,65 @@ impl<'a> Engine<'a> {
             }
         }
 
+        let code = r.get(rule::KINDS).to_le_bytes()[1];
+        if code == decision::BLOCK
+            && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
+            && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
+            && r.get(rule::FLAGS) & flag::REPEAT == 0
+        {
+            return miss("repeat", &|| {
+                "a stop hook is already active and the rule has no `repeat = true`".to_owned()
+            });
+        }
+        Ok(Ok(()))
+    }
+
+    /// The conditions on the session state, the bracket and `once`.
+    fn check_state(
+        &self,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        state: &SessionState,
+        explain: bool,
+    ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
+        let miss = |key: &'static str, detail: &dyn Fn() -> String| {
+            Ok(Err((key, if explain { detail() } else { String::new() })))
+        };
+        for (key, slot, actual) in [
+            ("agent", rule::AGENT_L, &state.agent),
+            ("workflow", rule::WORKFLOW_L, &state.workflow),
+            ("task", rule::TASK_L, &state.task),
+        ] {
+            let wanted = self.strings(r, slot)?;
+            if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
+                return miss(key, &|| {
+                    format!(
+                        "active {key} is {}, not one of {}",
+                        actual.as_deref().map_or("none".to_owned(), |a| format!("`{a}`")),
+                        quoted(&wanted)
+                    )
+                });
+            }
+        }
+        let flags = self.strings(r, rule::FLAGS_L)?;
+        if let Some(flag) = flags.iter().find(|f| !state.flags.contains(**f)) {
+            return miss("flags", &|| format!("flag `{flag}` is not set"));
+        }
+        let not_flags = self.strings(r, rule::NOT_FLAGS_L)?;
+        if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
+            return miss("not_flags", &|| format!("flag `{flag}` is set"));
+        }
+        let every = u64::from(r.get(rule::EVERY));
+        if every > 0 && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every)) {
+            return miss("every", &|| {
+                format!("prompt {} is not a multiple of {every}", state.prompt_count)
+            });
+        }
+        let brackets = r.get(rule::BRACKETS);
+        if brackets != 0 && brackets & facts.bracket.bit() == 0 {
+            return miss("bracket", &|| format!("the bracket is {}", facts.bracket.as_str()));
+        }
+
         let once = r.get(rule::KINDS).to_le_bytes()[2];
         if once != 0 {
             let id = self.artifact.str(r.str_ref(rule::ID_S))?;
@@ -622,16 +695,6 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let code = r.get(rule::KINDS).to_le_bytes()[1];
-        if code == decision::BLOCK
-            && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
-            && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
-            && r.get(rule::FLAGS) & flag::REPEAT == 0
-        {
-            return miss("repeat", &|| {
-                "a stop hook is already active and the rule has no `repeat = true`".to_owned()
-            });
-        }
         Ok(Ok(()))
     }
 

@@ -98,9 +98,31 @@ fn evaluate(
     let settings = engine.settings();
     let mut problems = Vec::new();
 
-    // The session state, under its write lock until saved, when this event's rules need it.
+    let mut facts = Facts {
+        kind,
+        payload,
+        project_root: match installation {
+            Installation::Project { root, .. } => Some(root.as_path()),
+            Installation::User { .. } => env.project_dir.as_deref(),
+        },
+        state: SessionState::default(),
+        bracket: Bracket::default(),
+    };
+
+    // The session state, under its write lock until saved: opened when the event keeps books
+    // some rule relies on, or when a rule that uses the state has its other conditions met.
+    let keeps_books = match kind {
+        EventKind::UserPromptSubmit => settings.counts_prompts,
+        EventKind::PreCompact => settings.counts_compactions,
+        EventKind::SessionStart => {
+            settings.counts_compactions
+                && payload.get("source").and_then(Value::as_str) == Some("compact")
+        }
+        _ => false,
+    };
+    let opens = settings.opens_state(kind) && (keeps_books || engine.state_rules_apply(&facts)?);
     let mut store = None;
-    if settings.opens_state(kind) {
+    if opens {
         match Store::open(installation.dir()) {
             Ok(opened) => store = Some(opened),
             Err(err) => problems.push(format!("session state unavailable ({err})")),
@@ -114,14 +136,16 @@ fn evaluate(
         }
         None => None,
     };
-    let mut state = session.as_ref().map(|s| s.before.clone()).unwrap_or_default();
-    state.begin(kind, payload);
-    if kind == EventKind::SessionStart
-        && let Some(session) = &session
-        && let Err(err) = session.remove_older_than(settings.max_age_days)
-    {
-        problems.push(format!("old sessions not removed ({err})"));
+    if let Some(session) = &session {
+        facts.state = session.before.clone();
+        // A session's first use of the state clears out the sessions gone stale.
+        if session.is_new()
+            && let Err(err) = session.remove_older_than(settings.max_age_days)
+        {
+            problems.push(format!("old sessions not removed ({err})"));
+        }
     }
+    facts.state.begin(kind, payload);
 
     let transcript = Path::new(&input.common.transcript_path);
     let window_tokens = env.window_tokens.unwrap_or(settings.window_tokens);
@@ -129,17 +153,9 @@ fn evaluate(
         transcript::reading(transcript, &settings, window_tokens, state.prompts_since_compaction)
             .bracket
     };
-    let mut bracket = settings.needs_bracket.then(|| read_bracket(&state));
-    let facts = Facts {
-        kind,
-        payload,
-        project_root: match installation {
-            Installation::Project { root, .. } => Some(root.as_path()),
-            Installation::User { .. } => env.project_dir.as_deref(),
-        },
-        state,
-        bracket: bracket.unwrap_or_default(),
-    };
+    let mut bracket =
+        (settings.needs_bracket && session.is_some()).then(|| read_bracket(&facts.state));
+    facts.bracket = bracket.unwrap_or_default();
     let evaluation = engine.evaluate(&facts, Mode::Answer)?;
     // The budget depends on the bracket; read it only when the context could exceed the
     // smallest budget.

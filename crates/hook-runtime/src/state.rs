@@ -1,13 +1,12 @@
 //! Session state in `SQLite` (CONTRACT §3): prompt count, compactions, active agent / workflow /
 //! task, flags, the `once` ledger, the last bracket and failures, one database per installation
-//! under `state/`.
+//! under `state/`: one row per session, one log of failures.
 //!
 //! A hook that needs the state holds the database's write lock from reading the session to
 //! saving it (`BEGIN IMMEDIATE`), so parallel hooks of one session never lose an update: each
 //! sees the state the previous one left. The lock is held for the evaluation only (tens of
 //! microseconds); WAL lets readers in meanwhile.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -37,19 +36,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     agent TEXT,
     workflow TEXT,
     task TEXT,
+    flags TEXT NOT NULL DEFAULT '',
+    injected TEXT NOT NULL DEFAULT '',
     bracket TEXT,
     failures INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS flags (
-    session TEXT NOT NULL,
-    name TEXT NOT NULL,
-    PRIMARY KEY (session, name)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS injected (
-    session TEXT NOT NULL,
-    rule TEXT NOT NULL,
-    compaction INTEGER NOT NULL,
-    PRIMARY KEY (session, rule)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS failures (
     at INTEGER NOT NULL,
@@ -79,11 +69,30 @@ impl Store {
         if !path.exists() {
             create(&path)?;
         }
-        let conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        Store::prepare(conn)
+        let open = || {
+            let conn = Connection::open_with_flags(
+                &path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            // Reading the schema now (the statements that follow need it anyway) finds a
+            // damaged file before any state is read from it.
+            conn.prepare("SELECT id FROM sessions LIMIT 0")?;
+            Store::prepare(conn)
+        };
+        match open() {
+            Err(err) if is_damaged(&err) => {
+                let aside = path.with_extension(format!("db.damaged-{}", now()));
+                let _ = std::fs::rename(&path, aside);
+                for suffix in ["-wal", "-shm"] {
+                    let mut side = path.clone().into_os_string();
+                    side.push(suffix);
+                    let _ = std::fs::remove_file(side);
+                }
+                create(&path)?;
+                open()
+            }
+            other => other,
+        }
     }
 
     /// Opens an existing database without creating or changing anything.
@@ -103,7 +112,10 @@ impl Store {
     fn prepare(conn: Connection) -> rusqlite::Result<Store> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL without a sync per commit: a crash may lose the last commits, never corrupt.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Without syncs: an application crash loses nothing, a power loss may lose or damage
+        // the session state, which is worth less than the milliseconds every hook would pay.
+        // A damaged database is set aside and started afresh (`Store::open`).
+        conn.pragma_update(None, "synchronous", "OFF")?;
         Ok(Store { conn })
     }
 
@@ -114,8 +126,9 @@ impl Store {
     /// When the lock is not granted within the busy timeout, or the database cannot be read.
     pub fn session(&mut self, id: &str) -> rusqlite::Result<Session<'_>> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let before = load(&tx, id)?.unwrap_or_default();
-        Ok(Session { tx, id: id.to_owned(), before })
+        let loaded = load(&tx, id)?;
+        let new = loaded.is_none();
+        Ok(Session { tx, id: id.to_owned(), before: loaded.unwrap_or_default(), new })
     }
 
     /// Reads session `id` without taking the write lock: for `hookpack explain` and tests.
@@ -186,6 +199,7 @@ pub struct Session<'c> {
     id: String,
     /// The state as the event found it.
     pub before: SessionState,
+    new: bool,
 }
 
 impl Session<'_> {
@@ -195,18 +209,21 @@ impl Session<'_> {
     ///
     /// When the database cannot be written.
     pub fn save(self, after: &SessionState, bracket: Option<Bracket>) -> rusqlite::Result<()> {
-        let Session { tx, id, before } = self;
-        let now = now();
+        let Session { tx, id, .. } = self;
+        let flags: Vec<&str> = after.flags.iter().map(String::as_str).collect();
+        let injected: Vec<String> =
+            after.injected.iter().map(|(rule, at)| format!("{rule} {at}")).collect();
         tx.execute(
             "INSERT INTO sessions (id, started, updated, prompts, prompts_since_compaction,
-                 compactions, compaction_pending, agent, workflow, task, bracket)
-             VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 compactions, compaction_pending, agent, workflow, task, flags, injected, bracket)
+             VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
              ON CONFLICT (id) DO UPDATE SET updated = ?2, prompts = ?3,
                  prompts_since_compaction = ?4, compactions = ?5, compaction_pending = ?6,
-                 agent = ?7, workflow = ?8, task = ?9, bracket = coalesce(?10, bracket)",
+                 agent = ?7, workflow = ?8, task = ?9, flags = ?10, injected = ?11,
+                 bracket = coalesce(?12, bracket)",
             params![
                 id,
-                now,
+                now(),
                 after.prompt_count.cast_signed(),
                 after.prompts_since_compaction.cast_signed(),
                 after.compactions,
@@ -214,31 +231,20 @@ impl Session<'_> {
                 after.agent,
                 after.workflow,
                 after.task,
+                flags.join("\n"),
+                injected.join("\n"),
                 bracket.map(Bracket::as_str),
             ],
         )?;
-        for gone in before.flags.difference(&after.flags) {
-            tx.execute("DELETE FROM flags WHERE session = ?1 AND name = ?2", params![id, gone])?;
-        }
-        for new in after.flags.difference(&before.flags) {
-            tx.execute(
-                "INSERT OR IGNORE INTO flags (session, name) VALUES (?1, ?2)",
-                params![id, new],
-            )?;
-        }
-        for (rule, &compaction) in &after.injected {
-            if before.injected.get(rule) != Some(&compaction) {
-                tx.execute(
-                    "INSERT INTO injected (session, rule, compaction) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (session, rule) DO UPDATE SET compaction = ?3",
-                    params![id, rule, compaction],
-                )?;
-            }
-        }
         tx.commit()
     }
 
-    /// Removes the sessions not updated for `days` days, and everything they held.
+    /// Whether the session had no state before this event.
+    pub fn is_new(&self) -> bool {
+        self.new
+    }
+
+    /// Removes the sessions not updated for `days` days.
     ///
     /// # Errors
     ///
@@ -248,17 +254,10 @@ impl Session<'_> {
             return Ok(0);
         }
         let cutoff = now() - i64::from(days) * 86_400;
-        let removed = self.tx.execute(
+        self.tx.execute(
             "DELETE FROM sessions WHERE updated < ?1 AND id <> ?2",
             params![cutoff, self.id],
-        )?;
-        if removed > 0 {
-            self.tx.execute_batch(
-                "DELETE FROM flags WHERE session NOT IN (SELECT id FROM sessions);
-                 DELETE FROM injected WHERE session NOT IN (SELECT id FROM sessions);",
-            )?;
-        }
-        Ok(removed)
+        )
     }
 }
 
@@ -291,40 +290,47 @@ fn create(path: &Path) -> rusqlite::Result<()> {
     }
 }
 
+fn is_damaged(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
 /// `<dir>/state/hookpack.db`.
 pub fn database_path(dir: &Path) -> PathBuf {
     dir.join(DATABASE_PATH)
 }
 
 fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionState>> {
-    let state = conn
-        .query_row(
-            "SELECT prompts, prompts_since_compaction, compactions, compaction_pending,
-                    agent, workflow, task
-             FROM sessions WHERE id = ?1",
-            [id],
-            |row| {
-                Ok(SessionState {
-                    prompt_count: row.get::<_, i64>(0)?.cast_unsigned(),
-                    prompts_since_compaction: row.get::<_, i64>(1)?.cast_unsigned(),
-                    compactions: row.get(2)?,
-                    compaction_pending: row.get(3)?,
-                    agent: row.get(4)?,
-                    workflow: row.get(5)?,
-                    task: row.get(6)?,
-                    ..SessionState::default()
-                })
-            },
-        )
-        .optional()?;
-    let Some(mut state) = state else { return Ok(None) };
-    let mut flags = conn.prepare("SELECT name FROM flags WHERE session = ?1")?;
-    state.flags = flags.query_map([id], |row| row.get(0))?.collect::<Result<BTreeSet<_>, _>>()?;
-    let mut injected = conn.prepare("SELECT rule, compaction FROM injected WHERE session = ?1")?;
-    state.injected = injected
-        .query_map([id], |row| Ok((row.get(0)?, row.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    Ok(Some(state))
+    conn.query_row(
+        "SELECT prompts, prompts_since_compaction, compactions, compaction_pending,
+                agent, workflow, task, flags, injected
+         FROM sessions WHERE id = ?1",
+        [id],
+        |row| {
+            let flags: String = row.get(7)?;
+            let injected: String = row.get(8)?;
+            Ok(SessionState {
+                prompt_count: row.get::<_, i64>(0)?.cast_unsigned(),
+                prompts_since_compaction: row.get::<_, i64>(1)?.cast_unsigned(),
+                compactions: row.get(2)?,
+                compaction_pending: row.get(3)?,
+                agent: row.get(4)?,
+                workflow: row.get(5)?,
+                task: row.get(6)?,
+                flags: flags.lines().map(str::to_owned).collect(),
+                injected: injected
+                    .lines()
+                    .filter_map(|line| {
+                        let (rule, at) = line.rsplit_once(' ')?;
+                        Some((rule.to_owned(), at.parse().ok()?))
+                    })
+                    .collect(),
+            })
+        },
+    )
+    .optional()
 }
 
 fn now() -> i64 {
@@ -374,7 +380,23 @@ mod tests {
     }
 
     #[test]
-    fn old_sessions_are_removed_with_their_flags() {
+    fn a_damaged_database_is_set_aside() {
+        let dir = temp_dir("damaged");
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        std::fs::write(database_path(&dir), b"not a database, but long enough to look like one")
+            .unwrap();
+        let mut store = Store::open(&dir).unwrap();
+        assert!(store.session("s").unwrap().is_new());
+        let aside = std::fs::read_dir(dir.join("state"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("damaged"))
+            .count();
+        assert_eq!(aside, 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn old_sessions_are_removed() {
         let dir = temp_dir("cleanup");
         let mut store = Store::open(&dir).unwrap();
         for id in ["old", "new"] {
@@ -390,9 +412,6 @@ mod tests {
         session.save(&before, None).unwrap();
         assert_eq!(store.peek("old").unwrap(), None);
         assert!(store.peek("new").unwrap().is_some());
-        let flags: i64 =
-            store.conn.query_row("SELECT count(*) FROM flags", [], |row| row.get(0)).unwrap();
-        assert_eq!(flags, 1);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

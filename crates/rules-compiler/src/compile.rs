@@ -160,6 +160,7 @@ pub fn compile(
             (t.recall.is_some(), flag::RECALL),
             (t.set != StateSet::default() || t.unset != StateUnset::default(), flag::CHANGES_STATE),
             (t.context.is_some(), flag::CONTEXT),
+            (uses_state(r), flag::USES_STATE),
         ] {
             if on {
                 flags |= bit;
@@ -315,8 +316,15 @@ pub fn compile(
         settings_words[settings::BUDGET + i] = tokens;
     }
     settings_words[settings::MAX_AGE_DAYS] = settings.max_age_days;
-    if rules.iter().any(|r| !r.when.bracket.is_empty()) {
+    let estimates = rules.iter().any(|r| !r.when.bracket.is_empty());
+    if estimates {
         settings_words[settings::FLAGS] |= settings::NEEDS_BRACKET;
+    }
+    if estimates || rules.iter().any(|r| r.when.every.is_some()) {
+        settings_words[settings::FLAGS] |= settings::COUNTS_PROMPTS;
+    }
+    if estimates || rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
+        settings_words[settings::FLAGS] |= settings::COUNTS_COMPACTIONS;
     }
     [settings_words[settings::STATE_EVENTS], settings_words[settings::STATE_EVENTS + 1]] =
         halves(state_events(&rules));
@@ -434,18 +442,21 @@ fn uses_state(r: &Rule) -> bool {
         || t.unset != StateUnset::default()
 }
 
-/// The events whose hooks open the session state: those of every rule that uses it and, as soon
-/// as one does, the events that keep the books (prompts counted on `UserPromptSubmit`,
-/// compactions on `PreCompact` and `SessionStart`, old sessions removed on `SessionStart`).
+/// The events whose hooks may open the session state: those of every rule that uses it, and
+/// the events that keep the books some rule relies on — prompts counted on `UserPromptSubmit`
+/// for `every` and the bracket estimate; compactions counted on `PreCompact` and `SessionStart`
+/// for `once = "compaction"` and the estimate.
 fn state_events(rules: &[&Rule]) -> u64 {
     let mut mask = 0;
     for r in rules.iter().filter(|r| uses_state(r)) {
         mask |= r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
     }
-    if mask != 0 {
-        for kind in [EventKind::UserPromptSubmit, EventKind::PreCompact, EventKind::SessionStart] {
-            mask |= event_bit(kind);
-        }
+    let estimates = rules.iter().any(|r| !r.when.bracket.is_empty());
+    if estimates || rules.iter().any(|r| r.when.every.is_some()) {
+        mask |= event_bit(EventKind::UserPromptSubmit);
+    }
+    if estimates || rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
+        mask |= event_bit(EventKind::PreCompact) | event_bit(EventKind::SessionStart);
     }
     mask
 }

@@ -320,10 +320,21 @@ fn flags_set_by_concurrent_hooks_are_all_kept() {
 }
 
 #[test]
-fn hooks_whose_rules_need_no_state_never_create_it() {
-    let root = project("stateless", "builtin = [\"guard\"]\n", &[]);
+fn the_state_is_opened_only_when_a_rule_needs_it() {
+    let root = project("stateless", "builtin = [\"guard\", \"workflow\"]\n", &[]);
+    let database = root.join(".claude/hookpack/state/hookpack.db");
     hook(&root, EventKind::PreToolUse, &bash("rm -rf /"));
     hook(&root, EventKind::UserPromptSubmit, &prompt("hello"));
     hook(&root, EventKind::SessionStart, &json!({ "source": "startup" }));
-    assert!(!root.join(".claude/hookpack/state/hookpack.db").exists());
+    // The workflow pack's PostToolUse rules use the state, but only for edits and test runs.
+    let read = json!({ "tool_name": "Read", "tool_input": { "file_path": root.join("src/a.rs") },
+                       "tool_response": { "content": "" } });
+    hook(&root, EventKind::PostToolUse, &read);
+    assert!(!database.exists(), "no rule needed the state");
+    let mut edit = read.clone();
+    edit["tool_name"] = json!("Edit");
+    edit["tool_input"] =
+        json!({ "file_path": root.join("src/a.rs"), "old_string": "a", "new_string": "b" });
+    hook(&root, EventKind::PostToolUse, &edit);
+    assert!(state(&root, "session-1").flags.contains("edited-untested"));
 }

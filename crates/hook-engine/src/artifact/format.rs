@@ -172,6 +172,9 @@ pub mod flag {
     pub const CHANGES_STATE: u32 = 1 << 5;
     /// Has a `context` (the string may be empty).
     pub const CONTEXT: u32 = 1 << 6;
+    /// Reads or changes the session state, or needs it for its bracket or `once`: the hook
+    /// opens the state only when such a rule's other conditions hold.
+    pub const USES_STATE: u32 = 1 << 7;
 }
 
 /// Per-event record, in words.
@@ -218,7 +221,7 @@ pub mod settings {
     pub const BUDGET: usize = 4;
     /// Days after which a session's state is removed.
     pub const MAX_AGE_DAYS: usize = 8;
-    /// Bits: [`NEEDS_BRACKET`].
+    /// Bits: [`NEEDS_BRACKET`], [`COUNTS_PROMPTS`], [`COUNTS_COMPACTIONS`].
     pub const FLAGS: usize = 9;
     /// Events whose hooks open the session state, 2 words (low, high).
     pub const STATE_EVENTS: usize = 10;
@@ -226,6 +229,10 @@ pub mod settings {
     pub const LEN: usize = 12;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
+    /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).
+    pub const COUNTS_PROMPTS: u32 = 2;
+    /// [`FLAGS`] bit: compactions are counted (`once = "compaction"`, the bracket estimate).
+    pub const COUNTS_COMPACTIONS: u32 = 4;
 }
 
 /// The keyword section, in words: header, then arrays.
