@@ -46,7 +46,7 @@ pub(crate) fn build_static(packages: &[&str]) -> anyhow::Result<Option<Linking>>
     let status = cargo()
         .args(["build", "--release", "--quiet", "--target", &host])
         .args(package_args(packages))
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env("RUSTFLAGS", "-C target-feature=+crt-static -C relocation-model=static")
         .status()?;
     ensure!(status.success(), "cargo build --target {host} failed");
     Ok(Some(Linking { name: "static", bin_dir: target_dir().join(&host).join("release") }))
