@@ -31,6 +31,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let plain = scratch.join("plain-project");
     let using = scratch.join("project-using-hookpack");
     std::fs::create_dir_all(&plain)?;
+    // Afresh, so that the once-per-session notice shows on every run of the demo.
+    let _ = std::fs::remove_dir_all(&using);
     std::fs::create_dir_all(using.join(".claude/hookpack"))?;
     println!("\n2. A project that does not use hookpack: every hook must stay silent.");
     let mut count = 0;
@@ -43,7 +45,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
     }
     println!("   {count} examples of {} events: exit 0, no output.", EventKind::ALL.len());
 
-    println!("\n3. Failures fail open, and say so on stderr.");
+    println!(
+        "\n3. Failures fail open, and say so: on stderr every time, to the user once per session."
+    );
     let example = examples(EventKind::PreToolUse)?.into_iter().next().context("no example")?;
     replay(&bin_dir, EventKind::PreToolUse, Payload::File(&example), &using, None)?
         .print(EventKind::PreToolUse, "a project without compiled rules");

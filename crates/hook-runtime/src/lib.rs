@@ -21,6 +21,7 @@
 
 mod env;
 mod exit;
+mod failure;
 mod project;
 mod respond;
 mod rules;
@@ -37,6 +38,7 @@ use hook_model::{EventKind, HookInput, InputError};
 
 pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
+pub use failure::FAIL_CLOSED_FILE;
 pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
 pub use rules::stamp_path;
 pub use stdin::MAX_STDIN_BYTES;
@@ -110,7 +112,11 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
         // No hookpack here: hooks installed for the user must not disturb other projects.
         return Answer::silent();
     };
-    rules::answer(&input, &payload, &installation, env)
+    let mut answer = rules::answer(&input, &payload, &installation, env);
+    if answer.note.is_some() && !env.dry_run {
+        failure::handle(&mut answer, &input, &installation, env);
+    }
+    answer
 }
 
 #[cfg(test)]

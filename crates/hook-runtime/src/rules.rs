@@ -184,7 +184,7 @@ fn evaluate(
 }
 
 /// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.
-fn announce(output: &mut hook_model::HookOutput, notice: String) {
+pub(crate) fn announce(output: &mut hook_model::HookOutput, notice: String) {
     if let Some(slot) = output.system_message_mut() {
         *slot = Some(match slot.take() {
             Some(message) => format!("{message}\n{notice}"),
@@ -282,7 +282,7 @@ fn root(installation: &Installation) -> &Path {
 
 /// Whether this is the first time `key` is announced in `session`: a marker file under
 /// `state/notices/`, created atomically, so parallel hooks announce it once.
-fn first_time(installation: &Installation, session: &str, key: &str) -> bool {
+pub(crate) fn first_time(installation: &Installation, session: &str, key: &str) -> bool {
     let dir = installation.dir().join("state/notices");
     let session: String = session
         .chars()

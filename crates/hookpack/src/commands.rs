@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use hook_engine::artifact::{AlignedBytes, Artifact};
-use rules_compiler::{Layout, Loaded, compile as compile_rules, load, run_tests};
+use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_tests};
 
 /// The project and user folders for this run.
 pub(crate) fn layout(project: Option<&Path>) -> Layout {
@@ -113,6 +113,15 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         .context("the compiled artifact does not load")?;
     write_atomically(&path, &compiled.bytes)?;
     let _ = std::fs::remove_file(hook_runtime::stamp_path(&path));
+    // The tools `fail = "closed"` rules cover, kept apart from the artifact so that a hook can
+    // still deny them when the artifact is damaged.
+    let closed = path.with_file_name(hook_runtime::FAIL_CLOSED_FILE);
+    let list = fail_closed_list(&rules);
+    if list.is_empty() {
+        let _ = std::fs::remove_file(&closed);
+    } else {
+        write_atomically(&closed, list.as_bytes())?;
+    }
     println!(
         "compiled {} rules ({} keywords, {} globs, {} regexes) from {} packs into {} ({} bytes) in {} ms",
         compiled.rules,

@@ -427,6 +427,21 @@ fn once_code(once: Option<Once>) -> u8 {
     }
 }
 
+/// The tools that rules marked `fail = "closed"` cover, for the list hooks read when they cannot
+/// evaluate the rules: one line per rule, `<pack/rule> <Tool>|<Tool>…`, or `*` for every tool
+/// (also for a tool regex, which a hook could not evaluate then). Empty without such rules.
+pub fn fail_closed_list(rules: &[&Rule]) -> String {
+    let mut text = String::new();
+    for r in rules.iter().filter(|r| r.then.fail_closed && !r.when.never) {
+        let tools = match &r.when.tool {
+            Some(ToolMatcher::Names(names)) if !names.is_empty() => names.join("|"),
+            _ => "*".to_owned(),
+        };
+        let _ = writeln!(text, "{} {tools}", r.full_id());
+    }
+    text
+}
+
 /// Whether a rule reads or changes the session state, or needs it to know its bracket.
 fn uses_state(r: &Rule) -> bool {
     let (c, t) = (&r.when, &r.then);

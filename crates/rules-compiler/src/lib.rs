@@ -36,7 +36,7 @@ mod testing;
 
 pub use compile::{
     Compiled, DirStamp, Settings, SourceFileStamp, Sources, compile, compiler_fingerprint,
-    event_bit,
+    event_bit, fail_closed_list,
 };
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use model::*;

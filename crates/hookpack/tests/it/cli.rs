@@ -181,15 +181,60 @@ fn broken_artifacts_fail_open_and_say_so() {
         ),
         ("empty", Vec::new(), "artifact is truncated (0 bytes of 64)"),
     ];
-    for (name, bytes, message) in cases {
-        std::fs::write(&path, &bytes).unwrap();
+    for (name, bytes, problem) in &cases {
+        std::fs::write(&path, bytes).unwrap();
+        // The first time in the session, the user is told through systemMessage; the model
+        // gets nothing, the tool is not decided.
         let (status, stdout, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
         assert_eq!(status, ExitStatus::Proceed, "{name}");
-        assert_eq!(stdout, "", "{name}");
-        assert!(stderr.contains(message), "{name}: {stderr}");
+        let told: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let message = told["systemMessage"].as_str().unwrap();
+        assert!(message.contains(*problem), "{name}: {message}");
+        assert!(message.contains("hookpack doctor"), "{name}: {message}");
+        assert_eq!(told.as_object().unwrap().len(), 1, "{name}: only the message: {told}");
+        assert!(stderr.contains(*problem), "{name}: {stderr}");
         assert!(stderr.contains("run `hookpack compile`"), "{name}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{name}");
+        // Then only stderr.
+        let (status, stdout, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+        assert_eq!((status, stdout.as_str()), (ExitStatus::Proceed, ""), "{name}");
+        assert!(stderr.contains(*problem), "{name}: {stderr}");
     }
+    // Every failure was counted for `hookpack doctor`.
+    let store = hook_runtime::state::Store::open_read_only(&dir.join(".claude/hookpack")).unwrap();
+    assert_eq!(store.failures(100).unwrap().len(), cases.len() * 2);
+}
+
+#[test]
+fn fail_closed_rules_deny_their_tools_when_the_rules_cannot_be_read() {
+    let closed = GUARD
+        .replace("reason = \"rm -rf / deletes", "fail = \"closed\"\nreason = \"rm -rf / deletes");
+    let dir = project("fail-closed", &[(".claude/hookpack/packs/guard.toml", &closed)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let list = std::fs::read_to_string(dir.join(".claude/hookpack/compiled/fail-closed.txt"));
+    assert_eq!(list.unwrap(), "guard/rm-root Bash\n");
+    std::fs::write(dir.join(".claude/hookpack/compiled/rules.hpk"), b"damaged").unwrap();
+
+    // Any Bash call is denied: the guard cannot tell `ls` from `rm -rf /` without its rules.
+    let (status, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("ls"));
+    assert_eq!(status, ExitStatus::Proceed);
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let specific = &answer["hookSpecificOutput"];
+    assert_eq!(specific["permissionDecision"], "deny");
+    let reason = specific["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("guard/rm-root") && reason.contains("hookpack doctor"), "{reason}");
+
+    // Other tools and other events fail open.
+    let mut write = bash("");
+    write["tool_name"] = json!("Write");
+    write["tool_input"] = json!({ "file_path": "/p/a.txt", "content": "" });
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &write);
+    assert!(!stdout.contains("permissionDecision"), "{stdout}");
+
+    // Fixed: the list follows the packs.
+    std::fs::write(dir.join(".claude/hookpack/packs/guard.toml"), GUARD).unwrap();
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    assert!(!dir.join(".claude/hookpack/compiled/fail-closed.txt").exists());
 }
 
 #[test]
