@@ -18,6 +18,9 @@ pub(crate) struct Answer {
     pub(crate) output: Option<HookOutput>,
     /// A failure that failed open, for one stderr line.
     pub(crate) note: Option<String>,
+    /// Whether the output still comes from the rules (the failure only cost a part of the
+    /// answer, such as the session state).
+    pub(crate) from_rules: bool,
     /// A refusal only exit code 2 can say; the reason goes to stderr.
     pub(crate) block: Option<String>,
 }
@@ -40,7 +43,15 @@ impl Answer {
         stdout: &mut dyn Write,
         stderr: &mut dyn Write,
     ) -> ExitStatus {
-        let answered = self.output.is_some();
+        let outcome = match (&self.output, self.from_rules) {
+            (Some(_), true) => "answered without it",
+            (Some(HookOutput::PreToolUse(o)), false)
+                if o.hook_specific_output.permission_decision.is_some() =>
+            {
+                "denied: a rule marked fail = \"closed\" covers the tool"
+            }
+            _ => "answered nothing",
+        };
         if let Some(mut output) = self.output {
             debug_assert_eq!(output.kind(), kind, "an answer to another event");
             if let Some(json) = output.render() {
@@ -54,7 +65,6 @@ impl Answer {
             return ExitStatus::Block;
         }
         if let Some(message) = self.note {
-            let outcome = if answered { "answered without it" } else { "answered nothing" };
             let _ = writeln!(stderr, "{}: {}; {outcome}", kind.binary_name(), one_line(&message));
         }
         ExitStatus::Proceed

@@ -80,6 +80,7 @@ pub(crate) fn answer(
     Answer {
         output: Some(response.output),
         note: (!problems.is_empty()).then(|| problems.join("; ")),
+        from_rules: true,
         block: response.exit_block,
     }
 }

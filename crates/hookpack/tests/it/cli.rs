@@ -216,8 +216,9 @@ fn fail_closed_rules_deny_their_tools_when_the_rules_cannot_be_read() {
     std::fs::write(dir.join(".claude/hookpack/compiled/rules.hpk"), b"damaged").unwrap();
 
     // Any Bash call is denied: the guard cannot tell `ls` from `rm -rf /` without its rules.
-    let (status, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("ls"));
+    let (status, stdout, stderr) = hook(EventKind::PreToolUse, &dir, &bash("ls"));
     assert_eq!(status, ExitStatus::Proceed);
+    assert!(stderr.ends_with("; denied: a rule marked fail = \"closed\" covers the tool\n"));
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let specific = &answer["hookSpecificOutput"];
     assert_eq!(specific["permissionDecision"], "deny");
