@@ -56,3 +56,58 @@ fn explain_payloads() {
     });
     assert!(PAYLOADS.len() >= 10);
 }
+
+/// `explain` in a session: the state earlier hooks left (agent, prompt count), the bracket from
+/// the transcript, and what a small budget drops; `explain` itself changes nothing.
+#[test]
+fn explain_reads_the_session_and_shows_what_the_budget_dropped() {
+    let dir = project(
+        "explain-session",
+        &[(
+            ".claude/hookpack/hookpack.toml",
+            "builtin = [\"context\"]\n[budget]\nfresh = 100\nmoderate = 100\ndepleted = 100\ncritical = 100\n",
+        )],
+    );
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let transcript = dir.join("transcript.jsonl");
+    let payload = |prompt: &str| {
+        serde_json::json!({
+            "hook_event_name": "UserPromptSubmit", "session_id": "s1",
+            "transcript_path": transcript, "cwd": dir, "permission_mode": "default",
+            "prompt": prompt
+        })
+    };
+    // Two prompts through the hook: the agent becomes active.
+    for prompt in ["@dev start", "go on"] {
+        let (status, _, stderr) =
+            crate::hook(hook_model::EventKind::UserPromptSubmit, &dir, &payload(prompt));
+        assert_eq!((status.code(), stderr.as_str()), (0, ""));
+    }
+    // The window is nearly full: 170,000 of 200,000 tokens.
+    std::fs::write(
+        &transcript,
+        serde_json::json!({"type": "assistant", "uuid": "a", "isSidechain": false,
+            "message": {"id": "msg_1", "model": "claude-opus-4-7", "role": "assistant",
+                "content": [], "usage": {"input_tokens": 5, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 169_995, "output_tokens": 1}}})
+        .to_string()
+            + "\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("payload.json"), payload("*brief *plan what now").to_string()).unwrap();
+    let explain = || {
+        let out = hookpack(&dir, &["explain", "payload.json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let first = explain();
+    assert_eq!(explain(), first, "explain saves no state: the prompt count stays");
+
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(r"\[TMP\]/hookpack-cli/explain-session", "[PROJECT]");
+    settings.add_filter(r"read the last \d+ bytes", "read the last [N] bytes");
+    settings.bind(|| insta::assert_snapshot!("explain@session-critical-budget", first));
+}
