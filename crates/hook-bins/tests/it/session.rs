@@ -338,3 +338,31 @@ fn the_state_is_opened_only_when_a_rule_needs_it() {
     hook(&root, EventKind::PostToolUse, &edit);
     assert!(state(&root, "session-1").flags.contains("edited-untested"));
 }
+
+#[test]
+fn a_project_replaces_a_builtin_rule_by_its_full_id() {
+    let root = project(
+        "override",
+        "builtin = [\"context\"]\ndisable = [\"context/global\"]\n",
+        &[(
+            "context.toml",
+            r#"
+[pack]
+name = "context"
+
+[[rule]]
+id = "constitution"
+on = ["SessionStart", "UserPromptSubmit"]
+layer = "constitution"
+pinned = true
+once = "compaction"
+context = "Our constitution: every change ships with a migration note."
+"#,
+        )],
+    );
+    let r = hook(&root, EventKind::SessionStart, &json!({ "source": "startup" }));
+    assert_eq!(
+        r.context(),
+        "[hookpack: context/constitution]\nOur constitution: every change ships with a migration note."
+    );
+}
