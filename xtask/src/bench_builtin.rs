@@ -8,10 +8,9 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, ensure};
+use anyhow::Context;
 use hook_engine::Engine;
 use hook_engine::artifact::{AlignedBytes, Artifact};
 use hook_model::EventKind;
@@ -36,16 +35,7 @@ pub(crate) fn run(
         project.join(".claude/hookpack/hookpack.toml"),
         "builtin = [\"context\", \"guard\", \"workflow\"]\n",
     )?;
-    let output = Command::new(hookpack)
-        .args(["compile", "--project"])
-        .arg(&project)
-        .env_remove("HOOKPACK_ARTIFACT")
-        .output()?;
-    ensure!(
-        output.status.success(),
-        "hookpack compile failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    crate::bench_rules::compile_project(hookpack, &project)?;
     let artifact = std::fs::read(project.join(".claude/hookpack/compiled/rules.hpk"))?;
     let aligned = AlignedBytes::new(&artifact);
     let settings = Engine::new(Artifact::parse(aligned.as_slice())?)?.settings();

@@ -48,6 +48,23 @@ fn pack(rules: usize) -> String {
     text
 }
 
+/// Runs `hookpack compile` on `project`; returns how long it took.
+pub(crate) fn compile_project(hookpack: &Path, project: &Path) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let output = Command::new(hookpack)
+        .args(["compile", "--project"])
+        .arg(project)
+        .env_remove("HOOKPACK_ARTIFACT")
+        .output()?;
+    let elapsed = started.elapsed();
+    ensure!(
+        output.status.success(),
+        "hookpack compile failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(elapsed)
+}
+
 /// Runs the rule-count benchmark with the binaries in `bin_dir`; returns what exceeded a limit.
 pub(crate) fn run(
     bin_dir: &Path,
@@ -80,18 +97,7 @@ pub(crate) fn run(
         let project = scratch.join(format!("rules-{rules}"));
         std::fs::create_dir_all(project.join(".claude/hookpack/packs"))?;
         std::fs::write(project.join(".claude/hookpack/packs/bench.toml"), pack(rules))?;
-        let started = Instant::now();
-        let output = Command::new(hookpack)
-            .args(["compile", "--project"])
-            .arg(&project)
-            .env_remove("HOOKPACK_ARTIFACT")
-            .output()?;
-        let elapsed = started.elapsed();
-        ensure!(
-            output.status.success(),
-            "hookpack compile failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let elapsed = compile_project(hookpack, &project)?;
         let size = std::fs::metadata(project.join(".claude/hookpack/compiled/rules.hpk"))?.len();
         projects.push((rules, project, elapsed, size));
     }

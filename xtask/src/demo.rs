@@ -183,27 +183,11 @@ fn state_line(dir: &Path) -> String {
     let Ok(store) = Store::open_read_only(&dir.join(".claude/hookpack")) else {
         return "(no database yet)".to_owned();
     };
-    let Ok(Some(s)) = store.peek(SESSION_ID) else { return "(new session)".to_owned() };
-    let mut parts = vec![format!("prompt {}", s.prompt_count)];
-    if s.compactions > 0 {
-        parts.push(format!(
-            "{} compaction(s), {} prompt(s) since",
-            s.compactions, s.prompts_since_compaction
-        ));
+    let Ok(Some(state)) = store.peek(SESSION_ID) else { return "(new session)".to_owned() };
+    match store.last_bracket(SESSION_ID) {
+        Ok(Some(bracket)) => format!("{state}; last bracket {bracket}"),
+        _ => state.to_string(),
     }
-    if let Some(agent) = &s.agent {
-        parts.push(format!("agent {agent}"));
-    }
-    if let Some(workflow) = &s.workflow {
-        parts.push(format!("workflow {workflow}"));
-    }
-    if !s.flags.is_empty() {
-        parts.push(format!("flags {}", s.flags.iter().cloned().collect::<Vec<_>>().join(", ")));
-    }
-    if let Ok(Some(bracket)) = store.last_bracket(SESSION_ID) {
-        parts.push(format!("last bracket {bracket}"));
-    }
-    parts.join("; ")
 }
 
 fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {

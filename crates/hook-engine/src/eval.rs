@@ -147,6 +147,36 @@ impl SessionState {
     }
 }
 
+/// The state in one line: `prompt 3; 1 since the last compaction; agent `dev`; …`.
+impl fmt::Display for SessionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "prompt {}; {} since the last compaction",
+            self.prompt_count, self.prompts_since_compaction
+        )?;
+        if self.compactions > 0 {
+            write!(f, "; {} compaction(s)", self.compactions)?;
+        }
+        for (what, value) in
+            [("agent", &self.agent), ("workflow", &self.workflow), ("task", &self.task)]
+        {
+            if let Some(value) = value {
+                write!(f, "; {what} `{value}`")?;
+            }
+        }
+        let join = |items: Vec<&str>| items.join(", ");
+        if !self.flags.is_empty() {
+            write!(f, "; flags {}", join(self.flags.iter().map(String::as_str).collect()))?;
+        }
+        if !self.injected.is_empty() {
+            let given = join(self.injected.keys().map(String::as_str).collect());
+            write!(f, "; once-rules given: {given}")?;
+        }
+        Ok(())
+    }
+}
+
 /// What rules are evaluated against.
 #[derive(Clone, Debug)]
 pub struct Facts<'p> {
@@ -224,6 +254,14 @@ impl Evaluation {
         let label = "[hookpack: ]\n\n\n".len();
         self.fired.iter().filter_map(|f| Some(f.context.as_ref()?.len() + f.id.len() + label)).sum()
     }
+}
+
+/// An event's keyword scans and the rules to check, from [`Engine::scan`].
+#[derive(Clone, Debug)]
+pub struct Scan {
+    scans: Vec<(StrRef, KeywordMatches)>,
+    candidates: BTreeSet<u32>,
+    mode: Mode,
 }
 
 /// How much to find out.
@@ -345,22 +383,35 @@ impl<'a> Engine<'a> {
     ///
     /// When the artifact is damaged where this event reads it.
     pub fn evaluate(&self, facts: &Facts<'_>, mode: Mode) -> Result<Evaluation, ArtifactError> {
-        let Some((scans, candidates)) = self.candidates(facts, mode)? else {
-            return Ok(Evaluation { state: facts.state.clone(), ..Evaluation::default() });
-        };
+        let scan = self.scan(facts, mode)?;
+        self.evaluate_scanned(&scan, facts)
+    }
 
+    /// Evaluates the rules of `scan` (made by [`Engine::scan`] from the same event and payload)
+    /// against `facts`, whose state and bracket may have been filled in since.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn evaluate_scanned(
+        &self,
+        scan: &Scan,
+        facts: &Facts<'_>,
+    ) -> Result<Evaluation, ArtifactError> {
+        let Scan { scans, candidates, mode } = scan;
+        let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
         // rule sees the new state (CONTRACT §4.2).
         let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
         let explain = mode == Mode::Explain;
         for changes_state in [true, false] {
             let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
-            for &index in &candidates {
+            for &index in candidates {
                 let r = self.artifact.rule(index as usize)?;
                 if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
                     continue;
                 }
-                match self.check(&r, facts, Some(&state), &scans, explain)? {
+                match self.check(&r, facts, Some(&state), scans, explain)? {
                     Ok(()) => {
                         if changes_state {
                             self.apply(&r, &mut evaluation.state)?;
@@ -390,14 +441,11 @@ impl<'a> Engine<'a> {
     /// # Errors
     ///
     /// When the artifact is damaged where this event reads it.
-    pub fn state_rules_apply(&self, facts: &Facts<'_>) -> Result<bool, ArtifactError> {
-        let Some((scans, candidates)) = self.candidates(facts, Mode::Answer)? else {
-            return Ok(false);
-        };
-        for &index in &candidates {
+    pub fn state_rules_apply(&self, scan: &Scan, facts: &Facts<'_>) -> Result<bool, ArtifactError> {
+        for &index in &scan.candidates {
             let r = self.artifact.rule(index as usize)?;
             if r.get(rule::FLAGS) & flag::USES_STATE != 0
-                && self.check(&r, facts, None, &scans, false)?.is_ok()
+                && self.check(&r, facts, None, &scan.scans, false)?.is_ok()
             {
                 return Ok(true);
             }
@@ -405,17 +453,17 @@ impl<'a> Engine<'a> {
         Ok(false)
     }
 
-    /// The keyword scans of the event's texts and the rules to check: in [`Mode::Answer`] those
-    /// the event always checks plus those a keyword found; in [`Mode::Explain`] every rule of
-    /// the event. `None` for an event the artifact does not know.
-    #[allow(clippy::type_complexity, reason = "a private pair of the two results")]
-    fn candidates(
-        &self,
-        facts: &Facts<'_>,
-        mode: Mode,
-    ) -> Result<Option<(Vec<(StrRef, KeywordMatches)>, BTreeSet<u32>)>, ArtifactError> {
+    /// Scans the event's texts for keywords and finds the rules to check: in [`Mode::Answer`]
+    /// those the event always checks plus those a keyword found; in [`Mode::Explain`] every
+    /// rule of the event. A scan depends only on the event and the payload, so one serves every
+    /// evaluation of the event, before and after its session state is known.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn scan(&self, facts: &Facts<'_>, mode: Mode) -> Result<Scan, ArtifactError> {
         let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
-            return Ok(None);
+            return Ok(Scan { scans: Vec::new(), candidates: BTreeSet::new(), mode });
         };
         let record = self.artifact.event(e)?;
         let bit = 1u64 << e;
@@ -460,7 +508,7 @@ impl<'a> Engine<'a> {
                 set
             }
         };
-        Ok(Some((scans, candidates)))
+        Ok(Scan { scans, candidates, mode })
     }
 
     /// The texts a rule reading `field` reads.

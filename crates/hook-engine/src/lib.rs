@@ -10,6 +10,6 @@ pub mod text;
 
 pub use answer::{Response, respond};
 pub use eval::{
-    Bracket, Decision, Engine, Evaluation, Facts, Fired, Mode, NearMiss, SessionState, Settings,
-    star_commands, tool_path,
+    Bracket, Decision, Engine, Evaluation, Facts, Fired, Mode, NearMiss, Scan, SessionState,
+    Settings, star_commands, tool_path,
 };

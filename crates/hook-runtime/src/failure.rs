@@ -8,7 +8,7 @@ use std::path::Path;
 use hook_engine::artifact::sources::fnv1a;
 use hook_model::{EventKind, HookInput, HookOutput, PermissionDecision};
 
-use crate::respond::Answer;
+use crate::respond::{Answer, Answered};
 use crate::rules::{announce, first_time};
 use crate::state::Store;
 use crate::{Env, Installation};
@@ -52,6 +52,7 @@ pub(crate) fn handle(
                 ));
             }
             answer.output = Some(output);
+            answer.answered = Answered::FailClosed;
         }
     }
 

@@ -11,6 +11,18 @@ use crate::ExitStatus;
 /// could not read); Claude Code shows the first line of stderr, so it stays short and single.
 const MAX_NOTE_BYTES: usize = 400;
 
+/// What a hook's output is when it also reports a failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Answered {
+    /// Nothing from the rules (at most a notice for the user).
+    #[default]
+    Nothing,
+    /// The rules' answer, without what failed (such as the session state).
+    FromRules,
+    /// A deny of a tool that a rule marked `fail = "closed"` covers.
+    FailClosed,
+}
+
 /// What a hook run says.
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
@@ -18,9 +30,8 @@ pub(crate) struct Answer {
     pub(crate) output: Option<HookOutput>,
     /// A failure that failed open, for one stderr line.
     pub(crate) note: Option<String>,
-    /// Whether the output still comes from the rules (the failure only cost a part of the
-    /// answer, such as the session state).
-    pub(crate) from_rules: bool,
+    /// What the output is, for the stderr line of a failure.
+    pub(crate) answered: Answered,
     /// A refusal only exit code 2 can say; the reason goes to stderr.
     pub(crate) block: Option<String>,
 }
@@ -43,14 +54,10 @@ impl Answer {
         stdout: &mut dyn Write,
         stderr: &mut dyn Write,
     ) -> ExitStatus {
-        let outcome = match (&self.output, self.from_rules) {
-            (Some(_), true) => "answered without it",
-            (Some(HookOutput::PreToolUse(o)), false)
-                if o.hook_specific_output.permission_decision.is_some() =>
-            {
-                "denied: a rule marked fail = \"closed\" covers the tool"
-            }
-            _ => "answered nothing",
+        let outcome = match self.answered {
+            Answered::Nothing => "answered nothing",
+            Answered::FromRules => "answered without it",
+            Answered::FailClosed => "denied: a rule marked fail = \"closed\" covers the tool",
         };
         if let Some(mut output) = self.output {
             debug_assert_eq!(output.kind(), kind, "an answer to another event");

@@ -11,7 +11,7 @@ use hook_engine::{Bracket, Engine, Facts, Mode, Response, SessionState, respond}
 use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
-use crate::respond::Answer;
+use crate::respond::{Answer, Answered};
 use crate::state::Store;
 use crate::transcript;
 use crate::{Env, Installation};
@@ -80,7 +80,7 @@ pub(crate) fn answer(
     Answer {
         output: Some(response.output),
         note: (!problems.is_empty()).then(|| problems.join("; ")),
-        from_rules: true,
+        answered: Answered::FromRules,
         block: response.exit_block,
     }
 }
@@ -121,7 +121,10 @@ fn evaluate(
         }
         _ => false,
     };
-    let opens = settings.opens_state(kind) && (keeps_books || engine.state_rules_apply(&facts)?);
+    // One keyword scan serves both questions: whether the state is needed, and what fires.
+    let scan = engine.scan(&facts, Mode::Answer)?;
+    let opens =
+        settings.opens_state(kind) && (keeps_books || engine.state_rules_apply(&scan, &facts)?);
     let mut store = None;
     if opens {
         match Store::open(installation.dir()) {
@@ -157,7 +160,7 @@ fn evaluate(
     let mut bracket =
         (settings.needs_bracket && session.is_some()).then(|| read_bracket(&facts.state));
     facts.bracket = bracket.unwrap_or_default();
-    let evaluation = engine.evaluate(&facts, Mode::Answer)?;
+    let evaluation = engine.evaluate_scanned(&scan, &facts)?;
     // The budget depends on the bracket; read it only when the context could exceed the
     // smallest budget.
     let smallest = Bracket::ALL.map(|b| settings.budget_chars(b)).into_iter().min().unwrap_or(0);

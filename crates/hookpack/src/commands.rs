@@ -210,7 +210,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     let mut state = before;
     state.begin(kind, &payload);
     if settings.opens_state(kind) {
-        println!("state: {}", describe_state(&state));
+        println!("state: {state}");
     }
     let transcript_path =
         payload.get("transcript_path").and_then(serde_json::Value::as_str).unwrap_or("");
@@ -289,31 +289,4 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     }
     println!("exit code: {}", status.code());
     Ok(true)
-}
-
-/// The session state in one line.
-fn describe_state(state: &hook_engine::SessionState) -> String {
-    let mut parts = vec![
-        format!("prompt {}", state.prompt_count),
-        format!("{} since the last compaction", state.prompts_since_compaction),
-    ];
-    if state.compactions > 0 {
-        parts.push(format!("{} compaction(s)", state.compactions));
-    }
-    for (what, value) in
-        [("agent", &state.agent), ("workflow", &state.workflow), ("task", &state.task)]
-    {
-        if let Some(value) = value {
-            parts.push(format!("{what} `{value}`"));
-        }
-    }
-    if !state.flags.is_empty() {
-        let flags: Vec<&str> = state.flags.iter().map(String::as_str).collect();
-        parts.push(format!("flags {}", flags.join(", ")));
-    }
-    if !state.injected.is_empty() {
-        let given: Vec<&str> = state.injected.keys().map(String::as_str).collect();
-        parts.push(format!("once-rules given: {}", given.join(", ")));
-    }
-    parts.join("; ")
 }

@@ -316,18 +316,10 @@ pub fn compile(
         settings_words[settings::BUDGET + i] = tokens;
     }
     settings_words[settings::MAX_AGE_DAYS] = settings.max_age_days;
-    let estimates = rules.iter().any(|r| !r.when.bracket.is_empty());
-    if estimates {
-        settings_words[settings::FLAGS] |= settings::NEEDS_BRACKET;
-    }
-    if estimates || rules.iter().any(|r| r.when.every.is_some()) {
-        settings_words[settings::FLAGS] |= settings::COUNTS_PROMPTS;
-    }
-    if estimates || rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
-        settings_words[settings::FLAGS] |= settings::COUNTS_COMPACTIONS;
-    }
+    let state_flags = state_flags(&rules);
+    settings_words[settings::FLAGS] = state_flags;
     [settings_words[settings::STATE_EVENTS], settings_words[settings::STATE_EVENTS + 1]] =
-        halves(state_events(&rules));
+        halves(state_events(&rules, state_flags));
     let source_bytes = sources_section(&mut w, sources);
 
     let (glob_count, regex_count) = (glob_ids.len(), regex_ids.len());
@@ -457,20 +449,35 @@ fn uses_state(r: &Rule) -> bool {
         || t.unset != StateUnset::default()
 }
 
+/// The settings flags: whether some rule reads the bracket (the hooks read the transcript), and
+/// which books the hooks keep — prompts for `every` and the bracket estimate, compactions for
+/// `once = "compaction"` and the estimate.
+fn state_flags(rules: &[&Rule]) -> u32 {
+    let mut flags = 0;
+    if rules.iter().any(|r| !r.when.bracket.is_empty()) {
+        flags |= settings::NEEDS_BRACKET | settings::COUNTS_PROMPTS | settings::COUNTS_COMPACTIONS;
+    }
+    if rules.iter().any(|r| r.when.every.is_some()) {
+        flags |= settings::COUNTS_PROMPTS;
+    }
+    if rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
+        flags |= settings::COUNTS_COMPACTIONS;
+    }
+    flags
+}
+
 /// The events whose hooks may open the session state: those of every rule that uses it, and
-/// the events that keep the books some rule relies on — prompts counted on `UserPromptSubmit`
-/// for `every` and the bracket estimate; compactions counted on `PreCompact` and `SessionStart`
-/// for `once = "compaction"` and the estimate.
-fn state_events(rules: &[&Rule]) -> u64 {
+/// those that keep the books `flags` ask for (prompts on `UserPromptSubmit`, compactions on
+/// `PreCompact` and `SessionStart`).
+fn state_events(rules: &[&Rule], flags: u32) -> u64 {
     let mut mask = 0;
     for r in rules.iter().filter(|r| uses_state(r)) {
         mask |= r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
     }
-    let estimates = rules.iter().any(|r| !r.when.bracket.is_empty());
-    if estimates || rules.iter().any(|r| r.when.every.is_some()) {
+    if flags & settings::COUNTS_PROMPTS != 0 {
         mask |= event_bit(EventKind::UserPromptSubmit);
     }
-    if estimates || rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
+    if flags & settings::COUNTS_COMPACTIONS != 0 {
         mask |= event_bit(EventKind::PreCompact) | event_bit(EventKind::SessionStart);
     }
     mask
