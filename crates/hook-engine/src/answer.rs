@@ -68,8 +68,14 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
     if let Some(text) = &context {
         let _ = output.set_additional_context(text.clone());
     }
-    let mut messages: Vec<&str> = Vec::new();
-    for message in evaluation.fired.iter().filter_map(|f| f.message.as_deref()) {
+    let mut messages: Vec<String> = Vec::new();
+    let captured = evaluation.captures.iter().flat_map(|c| {
+        let line = c.text.lines().next().unwrap_or_default();
+        let shown = crate::memory::cut(line, 80);
+        std::iter::once(format!("hookpack remembered ({}): {shown}", c.namespace))
+            .chain(c.note.as_ref().map(|note| format!("hookpack: {note}")))
+    });
+    for message in evaluation.fired.iter().filter_map(|f| f.message.clone()).chain(captured) {
         if !messages.contains(&message) {
             messages.push(message);
         }
@@ -198,6 +204,7 @@ mod tests {
             reason: None,
             message: None,
             once: 0,
+            recall: None,
         }
     }
 

@@ -8,8 +8,9 @@ use std::path::Path;
 use hook_model::EventKind;
 use serde_json::Value;
 
-use crate::artifact::format::{Section, decision, event, flag, once, rule, settings};
+use crate::artifact::format::{Section, decision, event, flag, once, recall, rule, settings};
 use crate::artifact::{Artifact, ArtifactError, KeywordMatches, Keywords, Matchers, StrRef, Words};
+use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall, RecallFrom};
 use crate::text::{default_text, field_text, lookup};
 
 /// A context bracket: how much of the context window remains (CONTRACT §4.4).
@@ -169,9 +170,14 @@ impl fmt::Display for SessionState {
         if !self.flags.is_empty() {
             write!(f, "; flags {}", join(self.flags.iter().map(String::as_str).collect()))?;
         }
-        if !self.injected.is_empty() {
-            let given = join(self.injected.keys().map(String::as_str).collect());
-            write!(f, "; once-rules given: {given}")?;
+        let (memories, rules): (Vec<&str>, Vec<&str>) =
+            self.injected.keys().map(String::as_str).partition(|k| k.starts_with("memory#"));
+        if !rules.is_empty() {
+            write!(f, "; once-rules given: {}", join(rules))?;
+        }
+        if !memories.is_empty() {
+            let ids = memories.iter().map(|k| k.trim_start_matches("memory")).collect();
+            write!(f, "; memories given: {}", join(ids))?;
         }
         Ok(())
     }
@@ -215,6 +221,8 @@ pub struct Fired {
     pub message: Option<String>,
     /// `once`: 0, [`once::SESSION`] or [`once::COMPACTION`].
     pub once: u8,
+    /// What it asks to recall; the runtime (or a pack test) adds what it finds to `context`.
+    pub recall: Option<Recall>,
 }
 
 /// A rule of the event that did not fire, and the first condition that failed.
@@ -243,6 +251,8 @@ pub struct Evaluation {
     pub near_misses: Vec<NearMiss>,
     /// The session state after the rules' changes.
     pub state: SessionState,
+    /// The memories the rules that fired capture, privacy tags stripped.
+    pub captures: Vec<Captured>,
 }
 
 impl Evaluation {
@@ -253,6 +263,28 @@ impl Evaluation {
         // "[hookpack: " + id + "]\n" + text, and "\n\n" between sections.
         let label = "[hookpack: ]\n\n\n".len();
         self.fired.iter().filter_map(|f| Some(f.context.as_ref()?.len() + f.id.len() + label)).sum()
+    }
+
+    /// Adds what each `recall` finds (by `find`) to its rule's context; a rule that recalls
+    /// nothing and has no context of its own gives none.
+    ///
+    /// # Errors
+    ///
+    /// The first error of `find`.
+    pub fn fill_recalls<E>(
+        &mut self,
+        mut find: impl FnMut(&Recall) -> Result<Option<String>, E>,
+    ) -> Result<(), E> {
+        for fired in &mut self.fired {
+            let Some(recall) = &fired.recall else { continue };
+            if let Some(found) = find(recall)? {
+                fired.context = Some(match fired.context.take() {
+                    Some(own) if !own.is_empty() => format!("{own}\n\n{found}"),
+                    _ => found,
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -275,6 +307,7 @@ pub enum Mode {
 
 /// Settings compiled from the config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools, reason = "independent facts the compiler found")]
 pub struct Settings {
     /// The context window, in tokens.
     pub window_tokens: u32,
@@ -292,6 +325,8 @@ pub struct Settings {
     pub counts_compactions: bool,
     /// The events whose hooks open the session state: bit `i` = `EventKind::ALL[i]`.
     pub state_events: u64,
+    /// Whether `PreCompact` writes a handoff (some rule recalls it).
+    pub writes_handoff: bool,
 }
 
 impl Settings {
@@ -372,9 +407,65 @@ impl<'a> Engine<'a> {
             needs_bracket: w(settings::FLAGS) & settings::NEEDS_BRACKET != 0,
             counts_prompts: w(settings::FLAGS) & settings::COUNTS_PROMPTS != 0,
             counts_compactions: w(settings::FLAGS) & settings::COUNTS_COMPACTIONS != 0,
+            writes_handoff: w(settings::FLAGS) & settings::WRITES_HANDOFF != 0,
             state_events: u64::from(w(settings::STATE_EVENTS))
                 | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
         }
+    }
+
+    /// The memory settings: namespaces, shorthands and private tags.
+    ///
+    /// # Errors
+    ///
+    /// When the settings section is damaged.
+    pub fn memory_config(&self) -> Result<MemoryConfig<'a>, ArtifactError> {
+        let list = |slot: usize| -> Result<Vec<&'a str>, ArtifactError> {
+            let r = crate::artifact::ListRef {
+                offset: self.artifact.word(Section::Settings, slot)?,
+                len: self.artifact.word(Section::Settings, slot + 1)?,
+            };
+            let words: Vec<u32> = self.artifact.list(r)?.iter().collect();
+            words
+                .chunks_exact(2)
+                .map(|p| self.artifact.str(StrRef { offset: p[0], len: p[1] }))
+                .collect()
+        };
+        let aliases = list(settings::ALIASES_L)?;
+        Ok(MemoryConfig {
+            namespaces: list(settings::NAMESPACES_L)?,
+            aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            private_tags: list(settings::PRIVATE_TAGS_L)?,
+        })
+    }
+
+    /// The rules tied to the session's active agent, workflow or task (every such condition
+    /// met): what a handoff names as active.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged.
+    pub fn active_rules(&self, state: &SessionState) -> Result<Vec<String>, ArtifactError> {
+        let mut active = Vec::new();
+        for index in 0..self.artifact.rule_count() {
+            let r = self.artifact.rule(index)?;
+            let mut tied = false;
+            let mut met = true;
+            for (slot, actual) in [
+                (rule::AGENT_L, &state.agent),
+                (rule::WORKFLOW_L, &state.workflow),
+                (rule::TASK_L, &state.task),
+            ] {
+                let wanted = self.strings(&r, slot)?;
+                if !wanted.is_empty() {
+                    tied = true;
+                    met &= actual.as_deref().is_some_and(|a| wanted.contains(&a));
+                }
+            }
+            if tied && met {
+                active.push(self.artifact.str(r.str_ref(rule::ID_S))?.to_owned());
+            }
+        }
+        Ok(active)
     }
 
     /// Evaluates the rules of `facts.kind`.
@@ -416,7 +507,10 @@ impl<'a> Engine<'a> {
                         if changes_state {
                             self.apply(&r, &mut evaluation.state)?;
                         }
-                        evaluation.fired.push(self.fired(index, &r)?);
+                        evaluation.fired.push(self.fired(index, &r, facts)?);
+                        if r.get(rule::FLAGS) & flag::CAPTURE != 0 {
+                            self.capture(&r, facts, &mut evaluation.captures)?;
+                        }
                     }
                     Err(miss) => {
                         if explain {
@@ -432,7 +526,28 @@ impl<'a> Engine<'a> {
             }
         }
         evaluation.fired.sort_by_key(|f| f.index);
+        evaluation.captures.sort_by_key(|c| evaluation.fired.iter().position(|f| f.id == c.rule));
         Ok(evaluation)
+    }
+
+    /// The memories rule `r` captures from its text.
+    fn capture(
+        &self,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        into: &mut Vec<Captured>,
+    ) -> Result<(), ArtifactError> {
+        let id = self.artifact.str(r.str_ref(rule::ID_S))?;
+        let spec = CaptureSpec {
+            namespace: self.optional_str(r, rule::CAPTURE_NAMESPACE_S)?,
+            confidence: f32::from_bits(r.get(rule::CAPTURE_CONFIDENCE)),
+            markers_only: r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0,
+        };
+        let config = self.memory_config()?;
+        for text in self.texts(facts, r.str_ref(rule::FIELD_S))? {
+            into.extend(memory::capture(id, &text, spec, &config));
+        }
+        Ok(())
     }
 
     /// Whether some rule that reads or changes the session state (or needs it for its bracket
@@ -670,6 +785,14 @@ impl<'a> Engine<'a> {
             }
         }
 
+        if r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0 {
+            let config = self.memory_config()?;
+            let texts = self.texts(facts, r.str_ref(rule::FIELD_S))?;
+            if !texts.iter().any(|text| memory::has_marker(text, &config)) {
+                return miss("capture", &|| "the text has no memory marker".to_owned());
+            }
+        }
+
         let code = r.get(rule::KINDS).to_le_bytes()[1];
         if code == decision::BLOCK
             && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
@@ -788,9 +911,24 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn fired(&self, index: u32, r: &Words<'a>) -> Result<Fired, ArtifactError> {
+    fn fired(&self, index: u32, r: &Words<'a>, facts: &Facts<'_>) -> Result<Fired, ArtifactError> {
         let kinds = r.get(rule::KINDS);
         let flags = r.get(rule::FLAGS);
+        let recall = if flags & flag::RECALL == 0 {
+            None
+        } else {
+            let word = r.get(rule::RECALL);
+            let (from, terms) = if word & recall::HANDOFF != 0 {
+                (RecallFrom::Handoff, Vec::new())
+            } else if word & recall::PROMPT != 0 {
+                let text = default_text(facts.kind, facts.payload).join("\n");
+                (RecallFrom::Prompt, memory::terms(&text))
+            } else {
+                let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
+                (RecallFrom::Path, memory::path_terms(&path))
+            };
+            Some(Recall { from, max: (word & recall::MAX) as usize, terms })
+        };
         Ok(Fired {
             index,
             id: self.artifact.str(r.str_ref(rule::ID_S))?.to_owned(),
@@ -802,6 +940,7 @@ impl<'a> Engine<'a> {
             reason: self.optional_str(r, rule::REASON_S)?.map(str::to_owned),
             message: self.optional_str(r, rule::MESSAGE_S)?.map(str::to_owned),
             once: kinds.to_le_bytes()[2],
+            recall,
         })
     }
 }

@@ -6,6 +6,7 @@
 mod answer;
 pub mod artifact;
 mod eval;
+pub mod memory;
 pub mod text;
 
 pub use answer::{Response, respond};

@@ -5,14 +5,16 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use hook_engine::artifact::format::once;
 use hook_engine::artifact::sources::{hookpack_fingerprint, names_hash, sources};
 use hook_engine::artifact::{Artifact, ArtifactError, map_file};
-use hook_engine::{Bracket, Engine, Facts, Mode, Response, SessionState, respond};
+use hook_engine::memory::{self, RecallFrom};
+use hook_engine::{Bracket, Engine, Evaluation, Facts, Mode, Response, SessionState, respond};
 use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
 use crate::respond::{Answer, Answered};
-use crate::state::Store;
+use crate::state::{Session, Store};
 use crate::transcript;
 use crate::{Env, Installation};
 
@@ -114,7 +116,7 @@ fn evaluate(
     // some rule relies on, or when a rule that uses the state has its other conditions met.
     let keeps_books = match kind {
         EventKind::UserPromptSubmit => settings.counts_prompts,
-        EventKind::PreCompact => settings.counts_compactions,
+        EventKind::PreCompact => settings.counts_compactions || settings.writes_handoff,
         EventKind::SessionStart => {
             settings.counts_compactions
                 && payload.get("source").and_then(Value::as_str) == Some("compact")
@@ -132,7 +134,7 @@ fn evaluate(
             Err(err) => problems.push(format!("session state unavailable ({err})")),
         }
     }
-    let session = match store.as_mut().map(|store| store.session(&input.common.session_id)) {
+    let mut session = match store.as_mut().map(|store| store.session(&input.common.session_id)) {
         Some(Ok(session)) => Some(session),
         Some(Err(err)) => {
             problems.push(format!("session state unavailable ({err})"));
@@ -160,7 +162,16 @@ fn evaluate(
     let mut bracket =
         (settings.needs_bracket && session.is_some()).then(|| read_bracket(&facts.state));
     facts.bracket = bracket.unwrap_or_default();
-    let evaluation = engine.evaluate_scanned(&scan, &facts)?;
+    let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
+    let mut recalled = Vec::new();
+    match &mut session {
+        Some(session) => match memories(engine, session, &mut evaluation, kind, payload) {
+            Ok(given) => recalled = given,
+            Err(err) => problems.push(format!("memories unavailable ({err})")),
+        },
+        // Nothing to store them in: say so rather than confirm them.
+        None => evaluation.captures.clear(),
+    }
     // The budget depends on the bracket; read it only when the context could exceed the
     // smallest budget.
     let smallest = Bracket::ALL.map(|b| settings.budget_chars(b)).into_iter().min().unwrap_or(0);
@@ -177,6 +188,11 @@ fn evaluate(
                 after.injected.insert(fired.id.clone(), after.compactions);
             }
         }
+        for (rule, memory) in recalled {
+            if !response.dropped.contains(&rule) {
+                after.injected.insert(memory_key(memory), after.compactions);
+            }
+        }
         if env.dry_run {
             drop(session);
         } else if let Err(err) = session.save(&after, bracket) {
@@ -185,6 +201,82 @@ fn evaluate(
     }
 
     Ok((response, problems))
+}
+
+/// How the `once` ledger names a memory given since the last compaction.
+fn memory_key(id: i64) -> String {
+    format!("memory#{id}")
+}
+
+/// Memories a recall may look past because they were already given.
+const RECALL_LOOKAHEAD: usize = 8;
+
+/// The memory side of an event, in the session's transaction: stores what the rules captured,
+/// adds what they recall to their context (each memory once between compactions), and keeps
+/// the compaction handoff — written by `PreCompact`, given (and cleared) by the `SessionStart`
+/// after the compaction. Returns the memories recalled, each with its rule.
+fn memories(
+    engine: &Engine<'_>,
+    session: &mut Session<'_>,
+    evaluation: &mut Evaluation,
+    kind: EventKind,
+    payload: &Value,
+) -> Result<Vec<(String, i64)>, Box<dyn std::error::Error>> {
+    let stored: Result<Vec<_>, _> =
+        evaluation.captures.iter().map(|c| session.remember(c)).collect();
+    if let Err(err) = stored {
+        evaluation.captures.clear();
+        return Err(err.into());
+    }
+    let compacted = kind == EventKind::SessionStart
+        && payload.get("source").and_then(Value::as_str) == Some("compact");
+    let handoff =
+        |session: &Session<'_>, state: &SessionState| -> Result<_, Box<dyn std::error::Error>> {
+            let active = engine.active_rules(state)?;
+            Ok(memory::handoff(state, &active, &session.recent_memories()?))
+        };
+    // The handoff PreCompact wrote; made now when that hook did not run.
+    let recalls_handoff = evaluation
+        .fired
+        .iter()
+        .any(|f| f.recall.as_ref().is_some_and(|r| r.from == RecallFrom::Handoff));
+    let mut handoff_text = None;
+    if compacted && recalls_handoff {
+        handoff_text = match session.handoff()? {
+            Some(text) => Some(text),
+            None => handoff(session, &evaluation.state)?,
+        };
+    }
+    let gave_handoff = handoff_text.is_some();
+
+    let state = &evaluation.state;
+    let fresh = |m: &memory::Memory| !state.already_injected(&memory_key(m.id), once::COMPACTION);
+    let mut recalled = Vec::new();
+    let mut found = Vec::new();
+    for fired in &evaluation.fired {
+        let Some(recall) = fired.recall.as_ref().filter(|r| r.from != RecallFrom::Handoff) else {
+            continue;
+        };
+        let wider = memory::Recall { max: recall.max + RECALL_LOOKAHEAD, ..recall.clone() };
+        let memories: Vec<_> =
+            session.recall(&wider)?.into_iter().filter(fresh).take(recall.max).collect();
+        recalled.extend(memories.iter().map(|m| (fired.id.clone(), m.id)));
+        found.push(memory::render_recalled(&memories));
+    }
+    let mut found = found.into_iter();
+    evaluation.fill_recalls(|recall| -> Result<_, std::convert::Infallible> {
+        Ok(match recall.from {
+            RecallFrom::Handoff => handoff_text.take(),
+            RecallFrom::Path | RecallFrom::Prompt => found.next().flatten(),
+        })
+    })?;
+    if kind == EventKind::PreCompact && engine.settings().writes_handoff {
+        let text = handoff(session, &evaluation.state)?;
+        session.set_handoff(text);
+    } else if gave_handoff {
+        session.set_handoff(None);
+    }
+    Ok(recalled)
 }
 
 /// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.

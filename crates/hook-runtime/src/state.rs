@@ -1,6 +1,7 @@
 //! Session state in `SQLite` (CONTRACT §3): prompt count, compactions, active agent / workflow /
-//! task, flags, the `once` ledger, the last bracket and failures, one database per installation
-//! under `state/`: one row per session, one log of failures.
+//! task, flags, the `once` ledger, the last bracket, the compaction handoff and failures, one
+//! database per installation under `state/`: one row per session, one log of failures, and the
+//! memories (CONTRACT §4.5) with the terms they are found by.
 //!
 //! A hook that needs the state holds the database's write lock from reading the session to
 //! saving it (`BEGIN IMMEDIATE`), so parallel hooks of one session never lose an update: each
@@ -10,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use hook_engine::memory::{self, Captured, Memory, Recall};
 use hook_engine::{Bracket, SessionState};
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
@@ -22,7 +24,10 @@ pub const DATABASE_PATH: &str = "state/hookpack.db";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The schema's version, in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
+
+/// From version 1: the handoff, the memories.
+const MIGRATE_FROM_1: &str = "ALTER TABLE sessions ADD COLUMN handoff TEXT;";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -39,7 +44,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     flags TEXT NOT NULL DEFAULT '',
     injected TEXT NOT NULL DEFAULT '',
     bracket TEXT,
-    failures INTEGER NOT NULL DEFAULT 0
+    failures INTEGER NOT NULL DEFAULT 0,
+    handoff TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS failures (
     at INTEGER NOT NULL,
@@ -47,7 +53,26 @@ CREATE TABLE IF NOT EXISTS failures (
     event TEXT NOT NULL,
     message TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS memories (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    text TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    created INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    UNIQUE (namespace, text)
+);
+CREATE INDEX IF NOT EXISTS memories_by_session ON memories (session);
+CREATE TABLE IF NOT EXISTS memory_terms (
+    term TEXT NOT NULL,
+    memory INTEGER NOT NULL,
+    PRIMARY KEY (term, memory)
+) WITHOUT ROWID;
 ";
+
+/// The most memories a session's handoff lists.
+const HANDOFF_MEMORIES: u32 = 5;
 
 /// The most failures kept in the log.
 const MAX_FAILURES_KEPT: i64 = 200;
@@ -77,7 +102,9 @@ impl Store {
             // Reading the schema now (the statements that follow need it anyway) finds a
             // damaged file before any state is read from it.
             conn.prepare("SELECT id FROM sessions LIMIT 0")?;
-            Store::prepare(conn)
+            let store = Store::prepare(conn)?;
+            store.migrate()?;
+            Ok(store)
         };
         match open() {
             Err(err) if is_damaged(&err) => {
@@ -109,6 +136,26 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// Brings a database of an older schema up to date (one header read when it is).
+    fn migrate(&self) -> rusqlite::Result<()> {
+        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version >= SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        // Another hook may have migrated it meanwhile.
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version < 2 {
+            let has_handoff = tx.prepare("SELECT handoff FROM sessions LIMIT 0").is_ok();
+            if !has_handoff {
+                tx.execute_batch(MIGRATE_FROM_1)?;
+            }
+            tx.execute_batch(SCHEMA)?;
+        }
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.commit()
+    }
+
     fn prepare(conn: Connection) -> rusqlite::Result<Store> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL without a sync per commit: a crash may lose the last commits, never corrupt.
@@ -128,7 +175,14 @@ impl Store {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let loaded = load(&tx, id)?;
         let new = loaded.is_none();
-        Ok(Session { tx, id: id.to_owned(), before: loaded.unwrap_or_default(), new })
+        Ok(Session {
+            tx,
+            id: id.to_owned(),
+            before: loaded.unwrap_or_default(),
+            new,
+            handoff: None,
+            handoff_changed: false,
+        })
     }
 
     /// Reads session `id` without taking the write lock: for `hookpack explain` and tests.
@@ -176,6 +230,44 @@ impl Store {
         tx.commit()
     }
 
+    /// The stored memories, newest first, of `namespace` if given.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn memories(&self, namespace: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Memory>> {
+        let mut statement = self.conn.prepare(
+            "SELECT id, namespace, text, confidence, created FROM memories
+             WHERE ?1 IS NULL OR namespace = ?1 ORDER BY id DESC LIMIT ?2",
+        )?;
+        statement.query_map(params![namespace, limit], memory_row)?.collect()
+    }
+
+    /// The memories that best match `recall`'s terms, best first.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn search(&self, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
+        search(&self.conn, recall)
+    }
+
+    /// Removes the memories `ids`; how many there were.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn forget(&mut self, ids: &[i64]) -> rusqlite::Result<usize> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut removed = 0;
+        for id in ids {
+            removed += tx.execute("DELETE FROM memories WHERE id = ?1", [id])?;
+            tx.execute("DELETE FROM memory_terms WHERE memory = ?1", [id])?;
+        }
+        tx.commit()?;
+        Ok(removed)
+    }
+
     /// The most recent failures, newest first: (unix time, session, event, message).
     ///
     /// # Errors
@@ -200,6 +292,9 @@ pub struct Session<'c> {
     /// The state as the event found it.
     pub before: SessionState,
     new: bool,
+    /// The handoff to write on save, when `handoff_changed`.
+    handoff: Option<String>,
+    handoff_changed: bool,
 }
 
 impl Session<'_> {
@@ -209,7 +304,7 @@ impl Session<'_> {
     ///
     /// When the database cannot be written.
     pub fn save(self, after: &SessionState, bracket: Option<Bracket>) -> rusqlite::Result<()> {
-        let Session { tx, id, .. } = self;
+        let Session { tx, id, handoff, handoff_changed, .. } = self;
         let flags: Vec<&str> = after.flags.iter().map(String::as_str).collect();
         let injected: Vec<String> =
             after.injected.iter().map(|(rule, at)| format!("{rule} {at}")).collect();
@@ -220,7 +315,8 @@ impl Session<'_> {
              ON CONFLICT (id) DO UPDATE SET updated = ?2, prompts = ?3,
                  prompts_since_compaction = ?4, compactions = ?5, compaction_pending = ?6,
                  agent = ?7, workflow = ?8, task = ?9, flags = ?10, injected = ?11,
-                 bracket = coalesce(?12, bracket)",
+                 bracket = coalesce(?12, bracket),
+                 handoff = CASE WHEN ?13 THEN ?14 ELSE handoff END",
             params![
                 id,
                 now(),
@@ -234,9 +330,86 @@ impl Session<'_> {
                 flags.join("\n"),
                 injected.join("\n"),
                 bracket.map(Bracket::as_str),
+                handoff_changed,
+                handoff,
             ],
         )?;
         tx.commit()
+    }
+
+    /// Stores a captured memory with the terms it is found by; a memory already stored in its
+    /// namespace is kept once. Its id, when new.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn remember(&self, captured: &Captured) -> rusqlite::Result<Option<i64>> {
+        let inserted = self.tx.execute(
+            "INSERT OR IGNORE INTO memories (namespace, text, confidence, created, session, rule)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                captured.namespace,
+                captured.text,
+                f64::from(captured.confidence),
+                now(),
+                self.id,
+                captured.rule
+            ],
+        )?;
+        if inserted == 0 {
+            return Ok(None);
+        }
+        let id = self.tx.last_insert_rowid();
+        let mut statement =
+            self.tx.prepare("INSERT OR IGNORE INTO memory_terms (term, memory) VALUES (?1, ?2)")?;
+        for term in memory::terms(&captured.text) {
+            statement.execute(params![term, id])?;
+        }
+        Ok(Some(id))
+    }
+
+    /// The memories that best match `recall`'s terms, best first.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn recall(&self, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
+        search(&self.tx, recall)
+    }
+
+    /// The memories this session captured most recently, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn recent_memories(&self) -> rusqlite::Result<Vec<Memory>> {
+        let mut statement = self.tx.prepare(
+            "SELECT id, namespace, text, confidence, created FROM memories
+             WHERE session = ?1 ORDER BY id DESC LIMIT ?2",
+        )?;
+        let mut recent: Vec<Memory> = statement
+            .query_map(params![self.id, HANDOFF_MEMORIES], memory_row)?
+            .collect::<Result<_, _>>()?;
+        recent.reverse();
+        Ok(recent)
+    }
+
+    /// The handoff the last `PreCompact` wrote.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn handoff(&self) -> rusqlite::Result<Option<String>> {
+        self.tx
+            .query_row("SELECT handoff FROM sessions WHERE id = ?1", [&self.id], |row| row.get(0))
+            .optional()
+            .map(Option::flatten)
+    }
+
+    /// Sets (or with `None` clears) the handoff, written by [`Session::save`].
+    pub fn set_handoff(&mut self, handoff: Option<String>) {
+        self.handoff = handoff;
+        self.handoff_changed = true;
     }
 
     /// Whether the session had no state before this event.
@@ -295,6 +468,50 @@ fn is_damaged(err: &rusqlite::Error) -> bool {
         err.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
     )
+}
+
+/// The memories sharing the most (and rarest) terms with `recall`'s, best first.
+fn search(conn: &Connection, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
+    let terms = &recall.terms[..recall.terms.len().min(64)];
+    if terms.is_empty() || recall.max == 0 {
+        return Ok(Vec::new());
+    }
+    let placeholders = vec!["?"; terms.len()].join(", ");
+    let mut statement = conn.prepare(&format!(
+        "SELECT term, memory FROM memory_terms WHERE term IN ({placeholders})"
+    ))?;
+    let hits: Vec<(usize, i64)> = statement
+        .query_map(rusqlite::params_from_iter(terms), |row| {
+            let term: String = row.get(0)?;
+            Ok((terms.iter().position(|t| *t == term).unwrap_or(usize::MAX), row.get(1)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    if hits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let total: i64 = conn.query_row("SELECT count(*) FROM memories", [], |row| row.get(0))?;
+    let total = usize::try_from(total).unwrap_or(0);
+    let ids = memory::rank(&hits, terms.len(), total, recall.min_terms(), recall.max);
+    let mut found = Vec::with_capacity(ids.len());
+    let mut statement = conn
+        .prepare("SELECT id, namespace, text, confidence, created FROM memories WHERE id = ?1")?;
+    for id in ids {
+        if let Some(m) = statement.query_row([id], memory_row).optional()? {
+            found.push(m);
+        }
+    }
+    Ok(found)
+}
+
+fn memory_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
+    #[allow(clippy::cast_possible_truncation, reason = "a confidence in [0, 1]")]
+    Ok(Memory {
+        id: row.get(0)?,
+        namespace: row.get(1)?,
+        text: row.get(2)?,
+        confidence: row.get::<_, f64>(3)? as f32,
+        created: row.get(4)?,
+    })
 }
 
 /// `<dir>/state/hookpack.db`.

@@ -5,5 +5,6 @@
 pub(crate) const PACKS: &[(&str, &str)] = &[
     ("context", include_str!("../../../rules/context.toml")),
     ("guard", include_str!("../../../rules/guard.toml")),
+    ("memory", include_str!("../../../rules/memory.toml")),
     ("workflow", include_str!("../../../rules/workflow.toml")),
 ];

@@ -3,11 +3,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use hook_engine::artifact::format::{Section, decision, event, flag, once, rule, settings};
+use hook_engine::artifact::format::{Section, decision, event, flag, once, recall, rule, settings};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
-use crate::model::{Bracket, Decision, Layer, Once, Rule, StateSet, StateUnset, ToolMatcher};
+use crate::model::{
+    Bracket, Decision, Layer, Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
+};
 
 /// Settings from the config that the hooks need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,15 +22,26 @@ pub struct Settings {
     pub budget: [u32; 4],
     /// Sessions older than this many days are removed.
     pub max_age_days: u32,
+    /// Memory namespaces.
+    pub namespaces: Vec<String>,
+    /// Marker shorthand → namespace.
+    pub aliases: Vec<(String, String)>,
+    /// Tags whose content is never stored.
+    pub private_tags: Vec<String>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
+        use hook_engine::memory::{DEFAULT_ALIASES, DEFAULT_NAMESPACES, DEFAULT_PRIVATE_TAGS};
+        let owned = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect();
         Settings {
             window_tokens: 200_000,
             brackets: [60, 40, 25],
             budget: [800, 1500, 2000, 2500],
             max_age_days: 7,
+            namespaces: owned(&DEFAULT_NAMESPACES),
+            aliases: DEFAULT_ALIASES.iter().map(|&(a, n)| (a.to_owned(), n.to_owned())).collect(),
+            private_tags: owned(&DEFAULT_PRIVATE_TAGS),
         }
     }
 }
@@ -158,6 +171,7 @@ pub fn compile(
             (t.repeat, flag::REPEAT),
             (t.capture.is_some(), flag::CAPTURE),
             (t.recall.is_some(), flag::RECALL),
+            (t.capture.as_ref().is_some_and(|c| c.markers), flag::CAPTURE_MARKERS),
             (t.set != StateSet::default() || t.unset != StateUnset::default(), flag::CHANGES_STATE),
             (t.context.is_some(), flag::CONTEXT),
             (uses_state(r), flag::USES_STATE),
@@ -260,8 +274,13 @@ pub fn compile(
             let confidence = capture.confidence as f32;
             rec[rule::CAPTURE_CONFIDENCE] = confidence.to_bits();
         }
-        if let Some(recall) = &t.recall {
-            rec[rule::RECALL] = recall.max | if recall.from_prompt { 1 << 31 } else { 0 };
+        if let Some(r) = &t.recall {
+            rec[rule::RECALL] = r.max.min(recall::MAX)
+                | match r.from {
+                    RecallFrom::Path => 0,
+                    RecallFrom::Prompt => recall::PROMPT,
+                    RecallFrom::Handoff => recall::HANDOFF,
+                };
         }
         for word in rec {
             records.extend_from_slice(&word.to_le_bytes());
@@ -320,6 +339,18 @@ pub fn compile(
     settings_words[settings::FLAGS] = state_flags;
     [settings_words[settings::STATE_EVENTS], settings_words[settings::STATE_EVENTS + 1]] =
         halves(state_events(&rules, state_flags));
+    for (slot, list) in [
+        (settings::NAMESPACES_L, w.str_list(&settings.namespaces)),
+        (settings::ALIASES_L, {
+            let flat: Vec<&str> =
+                settings.aliases.iter().flat_map(|(a, n)| [a.as_str(), n.as_str()]).collect();
+            w.str_list(&flat)
+        }),
+        (settings::PRIVATE_TAGS_L, w.str_list(&settings.private_tags)),
+    ] {
+        settings_words[slot] = list.offset;
+        settings_words[slot + 1] = list.len;
+    }
     let source_bytes = sources_section(&mut w, sources);
 
     let (glob_count, regex_count) = (glob_ids.len(), regex_ids.len());
@@ -434,7 +465,8 @@ pub fn fail_closed_list(rules: &[&Rule]) -> String {
     text
 }
 
-/// Whether a rule reads or changes the session state, or needs it to know its bracket.
+/// Whether a rule reads or changes the session state, needs it to know its bracket, or reads
+/// or writes the memories kept with it.
 fn uses_state(r: &Rule) -> bool {
     let (c, t) = (&r.when, &r.then);
     !c.agent.is_empty()
@@ -447,6 +479,8 @@ fn uses_state(r: &Rule) -> bool {
         || t.once.is_some()
         || t.set != StateSet::default()
         || t.unset != StateUnset::default()
+        || t.capture.is_some()
+        || t.recall.is_some()
 }
 
 /// The settings flags: whether some rule reads the bracket (the hooks read the transcript), and
@@ -462,6 +496,9 @@ fn state_flags(rules: &[&Rule]) -> u32 {
     }
     if rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
         flags |= settings::COUNTS_COMPACTIONS;
+    }
+    if rules.iter().any(|r| r.then.recall.is_some_and(|r| r.from == RecallFrom::Handoff)) {
+        flags |= settings::WRITES_HANDOFF;
     }
     flags
 }
@@ -479,6 +516,9 @@ fn state_events(rules: &[&Rule], flags: u32) -> u64 {
     }
     if flags & settings::COUNTS_COMPACTIONS != 0 {
         mask |= event_bit(EventKind::PreCompact) | event_bit(EventKind::SessionStart);
+    }
+    if flags & settings::WRITES_HANDOFF != 0 {
+        mask |= event_bit(EventKind::PreCompact);
     }
     mask
 }

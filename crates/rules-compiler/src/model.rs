@@ -213,15 +213,28 @@ pub struct Capture {
     pub namespace: Option<String>,
     /// How sure, 0 to 1.
     pub confidence: f64,
+    /// Only marked text is captured.
+    pub markers: bool,
 }
 
 /// `recall`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Recall {
-    /// Match against the prompt (`true`) or the file path's terms (`false`).
-    pub from_prompt: bool,
+    /// Where to look.
+    pub from: RecallFrom,
     /// At most this many.
     pub max: u32,
+}
+
+/// `recall.from`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecallFrom {
+    /// The terms of the tool call's file path.
+    Path,
+    /// The terms of the prompt (the event's text).
+    Prompt,
+    /// The handoff `PreCompact` wrote.
+    Handoff,
 }
 
 /// A `[[test]]` case.
@@ -254,6 +267,8 @@ pub struct Given {
     pub bracket: Bracket,
     /// Rules with `once` already given since the last compaction.
     pub injected: Vec<String>,
+    /// Memories already stored, oldest first: (namespace, text).
+    pub memories: Vec<(String, String)>,
 }
 
 /// What a test expects.
@@ -273,4 +288,6 @@ pub struct Expectation {
     pub not_flags: Vec<String>,
     /// The bracket.
     pub bracket: Option<Bracket>,
+    /// Exactly these memories are captured: (namespace, text).
+    pub captures: Option<Vec<(String, String)>>,
 }

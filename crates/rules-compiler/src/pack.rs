@@ -12,7 +12,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::model::{
     Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given, Layer,
-    Once, Pack, PackTest, Recall, Rule, StateSet, StateUnset, ToolMatcher,
+    Once, Pack, PackTest, Recall, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
 };
 use crate::shape;
 use crate::{Diagnostics, SourceFile};
@@ -404,6 +404,7 @@ impl Reader<'_> {
         expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
         expectation.bracket = string(expect, "bracket").and_then(|(b, _)| bracket(b));
         expectation.not_flags = list("not_flags").unwrap_or_default();
+        expectation.captures = expect.get("captures").map(|v| memories(v.get_ref()));
         let mut given = Given::default();
         if let Some(table) = test.get("given").and_then(|g| g.get_ref().as_table()) {
             given.state = state_set(table);
@@ -416,6 +417,8 @@ impl Reader<'_> {
                 .get("injected")
                 .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
                 .unwrap_or_default();
+            given.memories =
+                table.get("memories").map(|v| memories(v.get_ref())).unwrap_or_default();
         }
         Some(PackTest {
             name: name.to_owned(),
@@ -554,15 +557,19 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     .error(span, format!("cannot read context_file `{path}`: {}", io_error(&err))),
             }
         }
+        // What a rule recalls is context too.
         let gives_context =
-            self.rule.contains_key("context") || self.rule.contains_key("context_file");
+            ["context", "context_file", "recall"].iter().any(|key| self.rule.contains_key(*key));
         for key in ["layer", "pinned", "once"] {
             if let Some((name, _)) = self.rule.get_key_value(key)
                 && !gives_context
             {
                 self.reader.error(
                     name.span(),
-                    format!("`{key}` needs `context` or `context_file` (rule `{}`)", self.id),
+                    format!(
+                        "`{key}` needs `context`, `context_file` or `recall` (rule `{}`)",
+                        self.id
+                    ),
                 );
             }
         }
@@ -654,6 +661,10 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     .get("confidence")
                     .and_then(|v| shape::number(v.get_ref()))
                     .unwrap_or(1.0),
+                markers: capture
+                    .get("markers")
+                    .and_then(|v| v.get_ref().as_bool())
+                    .unwrap_or(false),
             });
         }
         if let Some(value) = self.key(
@@ -672,8 +683,36 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         if let Some(value) = self.key("recall", EventKind::accepts_additional_context, context_what)
             && let DeValue::Table(recall) = value.get_ref()
         {
+            let from = match string(recall, "from") {
+                Some(("prompt", _)) => RecallFrom::Prompt,
+                Some(("handoff", span)) => {
+                    if self.on.iter().any(|&k| k != EventKind::SessionStart) {
+                        self.reader.warning(
+                            span,
+                            format!(
+                                "the handoff is written for the `SessionStart` after a compaction; \
+                                 elsewhere it is usually empty (rule `{}`)",
+                                self.id
+                            ),
+                        );
+                    }
+                    RecallFrom::Handoff
+                }
+                Some(("path", span)) if !self.on.iter().all(|k| k.is_tool_event()) => {
+                    self.reader.warning(
+                        span,
+                        format!(
+                            "`from = \"path\"` finds memories by a tool call's file path; this \
+                             rule's events have none (rule `{}`)",
+                            self.id
+                        ),
+                    );
+                    RecallFrom::Path
+                }
+                _ => RecallFrom::Path,
+            };
             then.recall = Some(Recall {
-                from_prompt: string(recall, "from").is_some_and(|(f, _)| f == "prompt"),
+                from,
                 max: recall
                     .get("max")
                     .and_then(integer)
@@ -791,6 +830,19 @@ fn table<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> Option<&'t DeTable<'i>> {
 
 fn tables_of<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> impl Iterator<Item = &'t Item<'i>> {
     doc.get(key).and_then(|v| v.get_ref().as_array()).into_iter().flat_map(|items| items.iter())
+}
+
+/// `[{ namespace = "…", text = "…" }, …]` as (namespace, text) pairs (the shape is checked).
+fn memories(value: &DeValue<'_>) -> Vec<(String, String)> {
+    let DeValue::Array(items) = value else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|item| {
+            let table = item.get_ref().as_table()?;
+            let text = |key| string(table, key).map_or_else(String::new, |(s, _)| s.to_owned());
+            Some((text("namespace"), text("text")))
+        })
+        .collect()
 }
 
 fn string<'t>(table: &'t DeTable<'_>, key: &str) -> Option<(&'t str, Range<usize>)> {

@@ -176,7 +176,78 @@ impl Config {
                 self.budget.critical.unwrap_or(d.budget[3]),
             ],
             max_age_days: self.state.max_age_days.unwrap_or(d.max_age_days),
+            namespaces: if self.memory.namespaces.is_empty() {
+                d.namespaces
+            } else {
+                self.memory.namespaces.iter().map(|n| n.to_ascii_lowercase()).collect()
+            },
+            aliases: self.aliases(),
+            private_tags: if self.memory.private_tags.is_empty() {
+                d.private_tags
+            } else {
+                self.memory.private_tags.clone()
+            },
         }
+    }
+
+    /// The marker shorthands: the defaults whose namespace the project has, then its own
+    /// (which win).
+    fn aliases(&self) -> Vec<(String, String)> {
+        let namespaces = self.settings_namespaces();
+        let mut aliases: BTreeMap<String, String> = hook_engine::memory::DEFAULT_ALIASES
+            .iter()
+            .filter(|(_, ns)| namespaces.iter().any(|n| n == ns))
+            .map(|&(a, ns)| (a.to_owned(), ns.to_owned()))
+            .collect();
+        for (alias, ns) in &self.memory.aliases {
+            aliases.insert(alias.to_ascii_lowercase(), ns.to_ascii_lowercase());
+        }
+        aliases.into_iter().collect()
+    }
+
+    fn settings_namespaces(&self) -> Vec<String> {
+        if self.memory.namespaces.is_empty() {
+            hook_engine::memory::DEFAULT_NAMESPACES.iter().map(|&n| n.to_owned()).collect()
+        } else {
+            self.memory.namespaces.iter().map(|n| n.to_ascii_lowercase()).collect()
+        }
+    }
+
+    /// What is wrong with `[memory]`: names that markers cannot spell, shorthands for
+    /// namespaces that do not exist.
+    fn memory_problems(&self) -> Vec<String> {
+        let namespaces = self.settings_namespaces();
+        let word =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let mut problems = Vec::new();
+        for name in &namespaces {
+            if !word(name) {
+                problems.push(format!(
+                    "config: memory namespace `{name}` must be letters, digits or `_` (markers spell it `[remember:{name}]`)"
+                ));
+            }
+        }
+        for (alias, ns) in &self.memory.aliases {
+            if !word(alias) {
+                problems.push(format!(
+                    "config: memory shorthand `{alias}` must be letters, digits or `_`"
+                ));
+            }
+            if !namespaces.iter().any(|n| n.eq_ignore_ascii_case(ns)) {
+                problems.push(format!(
+                    "config: memory shorthand `{alias}` names `{ns}`, which is not a namespace (namespaces: {})",
+                    namespaces.join(", ")
+                ));
+            }
+        }
+        for tag in &self.memory.private_tags {
+            if !word(&tag.replace('-', "_")) {
+                problems.push(format!(
+                    "config: private tag `{tag}` must be a tag name such as `private`"
+                ));
+            }
+        }
+        problems
     }
 }
 
@@ -241,6 +312,10 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
         ));
     }
 
+    for problem in loaded.config.memory_problems() {
+        loaded.diagnostics.error_without_place(problem);
+    }
+
     // Packs: builtin ones named in the config, then each scope's folder.
     for name in &loaded.config.builtin.clone() {
         match builtin::PACKS.iter().find(|(n, _)| n == name) {
@@ -274,6 +349,27 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
     }
 
     merge(&mut loaded);
+    let namespaces = loaded.config.settings_namespaces();
+    let unknown: Vec<String> = loaded
+        .rules()
+        .iter()
+        .filter_map(|r| {
+            let ns = r.then.capture.as_ref()?.namespace.as_deref()?;
+            let aliases = loaded.config.aliases();
+            let known = namespaces.iter().any(|n| n.eq_ignore_ascii_case(ns))
+                || aliases.iter().any(|(a, _)| a.eq_ignore_ascii_case(ns));
+            (!known).then(|| {
+                format!(
+                    "rule `{}`: `capture.namespace = \"{ns}\"` is not a memory namespace (namespaces: {}; add it to `[memory] namespaces`)",
+                    r.full_id(),
+                    namespaces.join(", ")
+                )
+            })
+        })
+        .collect();
+    for problem in unknown {
+        loaded.diagnostics.error_without_place(problem);
+    }
     loaded
 }
 

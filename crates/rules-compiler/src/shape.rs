@@ -268,6 +268,12 @@ static CAPTURE: Table = Table {
     keys: &[
         key("namespace", Shape::String, "The memory's namespace, e.g. `decisions`."),
         key("confidence", Shape::Number { min: 0.0, max: 1.0 }, "How sure the capture is, 0 to 1."),
+        key(
+            "markers",
+            Shape::Bool,
+            "Capture only text marked `[remember] …`, `[decision] …`, `:::ns … :::` (the rule \
+             fires only when there is some); each marker picks its namespace.",
+        ),
     ],
 };
 
@@ -277,8 +283,9 @@ static RECALL: Table = Table {
     keys: &[
         key(
             "from",
-            Shape::Enum(&["path", "prompt"]),
-            "Match memories against the file path's terms or the prompt.",
+            Shape::Enum(&["path", "prompt", "handoff"]),
+            "Match memories against the file path's terms or the prompt, or inject the handoff \
+             `PreCompact` wrote (on `SessionStart` after a compaction).",
         ),
         key("max", Shape::Integer { min: 1, max: 100 }, "At most this many memories."),
     ],
@@ -323,6 +330,16 @@ static GIVEN: Table = Table {
             Shape::StringList,
             "Rules with `once` already given since the last compaction (full ids).",
         ),
+        key("memories", Shape::Tables(&MEMORY_ITEM), "Memories already stored, oldest first."),
+    ],
+};
+
+static MEMORY_ITEM: Table = Table {
+    what: "a memory",
+    doc: "A memory: its namespace and text.",
+    keys: &[
+        key("namespace", Shape::String, "The namespace, e.g. `decisions`."),
+        key("text", Shape::String, "The text."),
     ],
 };
 
@@ -337,6 +354,11 @@ static EXPECT: Table = Table {
         key("state", Shape::Table(&SET), "The session state afterwards."),
         key("not_flags", Shape::Strings, "Flags not set afterwards."),
         key("bracket", Shape::Enum(BRACKETS), "The context bracket."),
+        key(
+            "captures",
+            Shape::Tables(&MEMORY_ITEM),
+            "Exactly these memories are captured, in order (`[]`: none).",
+        ),
     ],
 };
 

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use hook_engine::artifact::{AlignedBytes, Artifact};
+use hook_engine::memory::{self, Memory, RecallFrom};
 use hook_engine::{Engine, Facts, Mode, SessionState};
 use serde_json::{Value, json};
 
@@ -72,7 +73,8 @@ fn run_test(
         state,
         bracket: given.bracket,
     };
-    let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| e.to_string())?;
+    let mut evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| e.to_string())?;
+    recall(engine, &facts, given, &mut evaluation)?;
     let budget = settings.budget_chars(given.bracket);
     let response = hook_engine::respond(test.kind, &evaluation, Some(budget));
     let expect = &test.expect;
@@ -145,6 +147,7 @@ fn run_test(
             given.bracket.as_str()
         ));
     }
+    check_captures(expect.captures.as_deref(), &evaluation, &mut failures);
     if !failures.is_empty() {
         let mut detail = format!("fired: [{}]", fired.join(", "));
         for miss in &evaluation.near_misses {
@@ -159,6 +162,55 @@ fn run_test(
         place: format!("{}:{line}", pack.source.path().display()),
         failures,
     })
+}
+
+/// Fills the recalls of `evaluation` from the memories the test gives, which stand for the
+/// store (oldest first, all of this session); the handoff is made from the test's state.
+fn recall(
+    engine: &Engine<'_>,
+    facts: &Facts<'_>,
+    given: &Given,
+    evaluation: &mut hook_engine::Evaluation,
+) -> Result<(), String> {
+    let memories: Vec<Memory> = given
+        .memories
+        .iter()
+        .zip(1..)
+        .map(|((namespace, text), id)| Memory {
+            id,
+            namespace: namespace.clone(),
+            text: text.clone(),
+            confidence: 1.0,
+            created: 0,
+        })
+        .collect();
+    evaluation.fill_recalls(|recall| -> Result<_, String> {
+        Ok(match recall.from {
+            RecallFrom::Handoff => {
+                let active = engine.active_rules(&facts.state).map_err(|e| e.to_string())?;
+                memory::handoff(&facts.state, &active, &memories)
+            }
+            RecallFrom::Path | RecallFrom::Prompt => {
+                let found: Vec<Memory> =
+                    memory::search(&memories, recall).into_iter().cloned().collect();
+                memory::render_recalled(&found)
+            }
+        })
+    })
+}
+
+/// Whether exactly the `wanted` memories were captured.
+fn check_captures(
+    wanted: Option<&[(String, String)]>,
+    evaluation: &hook_engine::Evaluation,
+    failures: &mut Vec<String>,
+) {
+    let Some(wanted) = wanted else { return };
+    let got: Vec<(String, String)> =
+        evaluation.captures.iter().map(|c| (c.namespace.clone(), c.text.clone())).collect();
+    if wanted != got {
+        failures.push(format!("expected captures {wanted:?}, got {got:?}"));
+    }
 }
 
 /// The session a test starts from.

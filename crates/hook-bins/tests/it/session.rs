@@ -366,3 +366,111 @@ context = "Our constitution: every change ships with a migration note."
         "[hookpack: context/constitution]\nOur constitution: every change ships with a migration note."
     );
 }
+
+fn memories(root: &Path) -> Vec<hook_engine::memory::Memory> {
+    let store = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
+    let mut all = store.memories(None, 100).unwrap();
+    all.reverse();
+    all
+}
+
+fn message(reply: &Reply) -> &str {
+    reply.json["systemMessage"].as_str().unwrap_or("")
+}
+
+fn read(path: &str) -> Value {
+    json!({ "tool_name": "Read", "tool_input": { "file_path": path }, "tool_response": {} })
+}
+
+/// CONTRACT §4.5 through the real binaries: markers captured with their private parts
+/// removed, an unknown namespace said, memories recalled by a file's terms in a later session
+/// (each once between compactions), and the handoff written at `PreCompact` given after it.
+#[test]
+fn memories_are_kept_recalled_and_handed_over() {
+    let root = project("memory", "builtin = [\"context\", \"memory\"]\n", &[]);
+    let jwt = root.join("src/auth/jwt.rs");
+    let jwt = jwt.to_str().unwrap();
+
+    let reply = hook(
+        &root,
+        EventKind::UserPromptSubmit,
+        &prompt("@dev [decision] sign JWT tokens with RS256 <private>kid-42 in vault</private>"),
+    );
+    assert!(
+        message(&reply).contains("hookpack remembered (decisions): sign JWT tokens with RS256"),
+        "{}",
+        reply.json
+    );
+    let kept = memories(&root);
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        (kept[0].namespace.as_str(), kept[0].text.as_str()),
+        ("decisions", "sign JWT tokens with RS256")
+    );
+    let db = std::fs::read(root.join(".claude/hookpack/state/hookpack.db")).unwrap();
+    let wal =
+        std::fs::read(root.join(".claude/hookpack/state/hookpack.db-wal")).unwrap_or_default();
+    let holds =
+        |needle: &[u8]| [&db, &wal].iter().any(|b| b.windows(needle.len()).any(|w| w == needle));
+    assert!(holds(b"RS256"), "the memory is in the files read");
+    assert!(!holds(b"kid-42"), "the private part reached the database");
+
+    let reply =
+        hook(&root, EventKind::UserPromptSubmit, &prompt("@memory:ideas a cache for pricing"));
+    assert!(
+        message(&reply).contains("unknown memory namespace `ideas`, kept in `learnings`"),
+        "{}",
+        reply.json
+    );
+    // The same marker twice keeps one memory.
+    hook(&root, EventKind::UserPromptSubmit, &prompt("@memory:ideas a cache for pricing"));
+    assert_eq!(memories(&root).len(), 2);
+
+    // Another session reading the file gets the decision, once between compactions.
+    let other = |mut payload: Value| {
+        payload["session_id"] = json!("session-2");
+        payload
+    };
+    let reply = hook(&root, EventKind::PostToolUse, &other(read(jwt)));
+    assert!(reply.context().contains("[hookpack: memory/file-memories]"), "{}", reply.json);
+    assert!(reply.context().contains("] sign JWT tokens with RS256"), "{}", reply.context());
+    assert!(!reply.context().contains("pricing"));
+    let reply = hook(&root, EventKind::PostToolUse, &other(read(jwt)));
+    assert_eq!(reply.context(), "", "given once until the next compaction");
+    let reply = hook(
+        &root,
+        EventKind::PostToolUse,
+        &other(read(root.join("src/billing.rs").to_str().unwrap())),
+    );
+    assert_eq!(reply.context(), "", "nothing bears on billing");
+
+    // Compaction of the first session: the handoff names the agent, its rules and what was
+    // captured; it is given once.
+    hook(&root, EventKind::PreCompact, &json!({ "trigger": "auto", "custom_instructions": "" }));
+    let reply = hook(&root, EventKind::SessionStart, &json!({ "source": "compact" }));
+    let context = reply.context();
+    assert!(context.contains("[hookpack: memory/handoff]"), "{context}");
+    assert!(
+        context.contains("Handoff from before the compaction (hookpack, prompt 3)"),
+        "{context}"
+    );
+    assert!(context.contains("agent `dev`"), "{context}");
+    assert!(context.contains("context/agent-dev"), "{context}");
+    assert!(context.contains("[decisions #1] sign JWT tokens with RS256"), "{context}");
+    assert!(context.contains("[learnings #2] a cache for pricing"), "{context}");
+    let reply = hook(&root, EventKind::SessionStart, &json!({ "source": "startup" }));
+    assert!(!reply.context().contains("Handoff"), "{}", reply.context());
+}
+
+/// A prompt without markers in a project that only captures markers leaves no database behind.
+#[test]
+fn a_prompt_without_markers_opens_no_database() {
+    let pack = "[pack]\nname = \"notes\"\n\n[[rule]]\nid = \"marked\"\non = \"UserPromptSubmit\"\ncapture = { markers = true }\n";
+    let root = project("memory-closed", "", &[("notes.toml", pack)]);
+    hook(&root, EventKind::UserPromptSubmit, &prompt("refactor items[decision] handling"));
+    assert!(!root.join(".claude/hookpack/state/hookpack.db").exists());
+    let reply =
+        hook(&root, EventKind::UserPromptSubmit, &prompt("[remember] run clippy with -D warnings"));
+    assert!(message(&reply).contains("hookpack remembered (learnings)"), "{}", reply.json);
+    assert_eq!(memories(&root).len(), 1);
+}

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -150,7 +150,8 @@ pub mod rule {
     pub const CAPTURE_NAMESPACE_S: usize = 59;
     /// `capture.confidence`, f32 bits.
     pub const CAPTURE_CONFIDENCE: usize = 61;
-    /// `recall`: bit 31 = from the prompt; low bits = max.
+    /// `recall`: [`super::recall::PROMPT`] or [`super::recall::HANDOFF`] in the high bits,
+    /// `max` in the low ones.
     pub const RECALL: usize = 62;
     /// Words per rule.
     pub const LEN: usize = 63;
@@ -175,6 +176,19 @@ pub mod flag {
     /// Reads or changes the session state, or needs it for its bracket or `once`: the hook
     /// opens the state only when such a rule's other conditions hold.
     pub const USES_STATE: u32 = 1 << 7;
+    /// `capture.markers = true`: only marked text is captured, and the rule fires only when
+    /// its text has a marker.
+    pub const CAPTURE_MARKERS: u32 = 1 << 8;
+}
+
+/// Bits of [`rule::RECALL`].
+pub mod recall {
+    /// `from = "prompt"` (the event's text).
+    pub const PROMPT: u32 = 1 << 31;
+    /// `from = "handoff"` (what `PreCompact` wrote).
+    pub const HANDOFF: u32 = 1 << 30;
+    /// The low bits: `max`.
+    pub const MAX: u32 = (1 << 30) - 1;
 }
 
 /// Per-event record, in words.
@@ -221,18 +235,26 @@ pub mod settings {
     pub const BUDGET: usize = 4;
     /// Days after which a session's state is removed.
     pub const MAX_AGE_DAYS: usize = 8;
-    /// Bits: [`NEEDS_BRACKET`], [`COUNTS_PROMPTS`], [`COUNTS_COMPACTIONS`].
+    /// Bits: [`NEEDS_BRACKET`], [`COUNTS_PROMPTS`], [`COUNTS_COMPACTIONS`], [`WRITES_HANDOFF`].
     pub const FLAGS: usize = 9;
     /// Events whose hooks open the session state, 2 words (low, high).
     pub const STATE_EVENTS: usize = 10;
+    /// `[memory] namespaces`: list of strings.
+    pub const NAMESPACES_L: usize = 12;
+    /// `[memory] aliases`: list of (shorthand, namespace) strings, 4 words each.
+    pub const ALIASES_L: usize = 14;
+    /// `[memory] private_tags`: list of strings.
+    pub const PRIVATE_TAGS_L: usize = 16;
     /// Words.
-    pub const LEN: usize = 12;
+    pub const LEN: usize = 18;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
     /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).
     pub const COUNTS_PROMPTS: u32 = 2;
     /// [`FLAGS`] bit: compactions are counted (`once = "compaction"`, the bracket estimate).
     pub const COUNTS_COMPACTIONS: u32 = 4;
+    /// [`FLAGS`] bit: some rule recalls the handoff, so `PreCompact` writes one.
+    pub const WRITES_HANDOFF: u32 = 8;
 }
 
 /// The keyword section, in words: header, then arrays.

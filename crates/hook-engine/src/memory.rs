@@ -1,0 +1,851 @@
+//! Memory (CONTRACT §4.5): privacy stripping, prompt markers, the terms memories are found by,
+//! ranking, and how recalled memories and the compaction handoff read. Pure functions: the
+//! runtime keeps the store.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::eval::SessionState;
+
+/// The namespaces when the config names none.
+pub const DEFAULT_NAMESPACES: [&str; 10] = [
+    "decisions",
+    "learnings",
+    "blockers",
+    "progress",
+    "patterns",
+    "research",
+    "reviews",
+    "retrospective",
+    "inception",
+    "elicitation",
+];
+
+/// The marker shorthands every project has (`[decision] text`); the config adds its own.
+pub const DEFAULT_ALIASES: [(&str, &str); 14] = [
+    ("decision", "decisions"),
+    ("learned", "learnings"),
+    ("learning", "learnings"),
+    ("insight", "learnings"),
+    ("til", "learnings"),
+    ("blocker", "blockers"),
+    ("block", "blockers"),
+    ("pattern", "patterns"),
+    ("review", "reviews"),
+    ("retro", "retrospective"),
+    ("requirement", "elicitation"),
+    ("progress", "progress"),
+    ("research", "research"),
+    ("inception", "inception"),
+];
+
+/// The tags whose content is never stored, when the config names none.
+pub const DEFAULT_PRIVATE_TAGS: [&str; 1] = ["private"];
+
+/// Where memories go when nothing says otherwise, if the project has it.
+pub const FALLBACK_NAMESPACE: &str = "learnings";
+
+/// The longest memory kept, in characters; longer texts are cut.
+pub const MAX_MEMORY_CHARS: usize = 4000;
+
+/// The longest memory shown when recalled, in characters.
+const MAX_RECALLED_CHARS: usize = 600;
+
+/// The memory settings a project compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryConfig<'a> {
+    /// The namespaces memories may go to.
+    pub namespaces: Vec<&'a str>,
+    /// Shorthand → namespace.
+    pub aliases: Vec<(&'a str, &'a str)>,
+    /// Tags whose content is removed before anything is stored.
+    pub private_tags: Vec<&'a str>,
+}
+
+impl Default for MemoryConfig<'static> {
+    fn default() -> Self {
+        MemoryConfig {
+            namespaces: DEFAULT_NAMESPACES.to_vec(),
+            aliases: DEFAULT_ALIASES.to_vec(),
+            private_tags: DEFAULT_PRIVATE_TAGS.to_vec(),
+        }
+    }
+}
+
+impl MemoryConfig<'_> {
+    /// The namespace a memory goes to when none is named: `learnings`, or the first configured.
+    pub fn fallback(&self) -> &str {
+        if self.namespaces.contains(&FALLBACK_NAMESPACE) {
+            FALLBACK_NAMESPACE
+        } else {
+            self.namespaces.first().copied().unwrap_or(FALLBACK_NAMESPACE)
+        }
+    }
+
+    /// The namespace `name` (a namespace or a shorthand, any case) stands for.
+    pub fn namespace(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        if let Some(ns) = self.namespaces.iter().find(|ns| **ns == name) {
+            return Some(ns);
+        }
+        self.aliases.iter().find(|(alias, _)| *alias == name).map(|(_, ns)| *ns)
+    }
+
+    /// `name` resolved, or the fallback with a note saying so.
+    fn resolve(&self, name: &str) -> (String, Option<String>) {
+        match self.namespace(name) {
+            Some(ns) => (ns.to_owned(), None),
+            None => {
+                let fallback = self.fallback();
+                let note = format!(
+                    "unknown memory namespace `{name}`, kept in `{fallback}` (namespaces: {})",
+                    self.namespaces.join(", ")
+                );
+                (fallback.to_owned(), Some(note))
+            }
+        }
+    }
+}
+
+/// `text` without the content of the private tags (`<private>…</private>`, attributes
+/// allowed, tag names in any case, nested ones counted). An unclosed tag hides everything
+/// after it: privacy wins over completeness. Trimmed; `None` when nothing is left.
+pub fn strip_private(text: &str, tags: &[&str]) -> Option<String> {
+    let mut kept = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((start, tag, after_open)) = next_open(rest, tags) {
+        kept.push_str(&rest[..start]);
+        rest = match close_of(&rest[after_open..], tag) {
+            Some(end) => &rest[after_open + end..],
+            None => "",
+        };
+    }
+    kept.push_str(rest);
+    let kept = kept.trim();
+    (!kept.is_empty()).then(|| kept.to_owned())
+}
+
+/// The first opening private tag in `text`: (its start, the tag, the index after its `>`). A
+/// self-closing `<private/>` hides nothing and is skipped over by the caller as text.
+fn next_open<'t>(text: &str, tags: &[&'t str]) -> Option<(usize, &'t str, usize)> {
+    let mut from = 0;
+    while let Some(offset) = text[from..].find('<') {
+        let start = from + offset;
+        for &tag in tags {
+            if let Some(after) = tag_end(text, start + 1, tag)
+                && !text[start..after].ends_with("/>")
+            {
+                return Some((start, tag, after));
+            }
+        }
+        from = start + 1;
+    }
+    None
+}
+
+/// When `text[at..]` opens `tag` (its name, then `>` or whitespace and attributes up to `>`),
+/// the index after the `>`.
+fn tag_end(text: &str, at: usize, tag: &str) -> Option<usize> {
+    let name = text.get(at..at + tag.len())?;
+    if !name.eq_ignore_ascii_case(tag) {
+        return None;
+    }
+    let after_name = at + tag.len();
+    match text[after_name..].chars().next()? {
+        '>' => Some(after_name + 1),
+        c if c.is_whitespace() || c == '/' => {
+            text[after_name..].find('>').map(|end| after_name + end + 1)
+        }
+        _ => None,
+    }
+}
+
+/// The index just after the `</tag>` closing the tag opened before `text`, counting nested
+/// openings of the same tag.
+fn close_of(text: &str, tag: &str) -> Option<usize> {
+    let mut depth = 1usize;
+    let mut from = 0;
+    while let Some(offset) = text[from..].find('<') {
+        let at = from + offset;
+        if text[at + 1..].starts_with('/')
+            && let Some(end) = tag_end(text, at + 2, tag)
+        {
+            depth -= 1;
+            if depth == 0 {
+                return Some(end);
+            }
+            from = end;
+        } else if let Some(end) = tag_end(text, at + 1, tag) {
+            if !text[at..end].ends_with("/>") {
+                depth += 1;
+            }
+            from = end;
+        } else {
+            from = at + 1;
+        }
+    }
+    None
+}
+
+/// A memory about to be stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Captured {
+    /// The rule that captured it.
+    pub rule: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// The text, privacy tags stripped, at most [`MAX_MEMORY_CHARS`].
+    pub text: String,
+    /// How sure the rule is, 0 to 1.
+    pub confidence: f32,
+    /// Something the user should know (an unknown namespace).
+    pub note: Option<String>,
+}
+
+/// How a rule captures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CaptureSpec<'a> {
+    /// The namespace of text without markers, and of `[capture]` / `@memory` without one.
+    pub namespace: Option<&'a str>,
+    /// How sure, 0 to 1.
+    pub confidence: f32,
+    /// Only marked text is stored; without markers, nothing.
+    pub markers_only: bool,
+}
+
+/// The memories `rule` captures from `text`: its marked parts (CONTRACT §4.5), or, without
+/// markers and unless only markers count, the whole text. Private tags are stripped first: a
+/// fully private text captures nothing.
+pub fn capture(
+    rule: &str,
+    text: &str,
+    spec: CaptureSpec<'_>,
+    config: &MemoryConfig<'_>,
+) -> Vec<Captured> {
+    let Some(text) = strip_private(text, &config.private_tags) else { return Vec::new() };
+    let marked = markers(&text, config);
+    let parts: Vec<(Target<'_>, &str)> = if marked.is_empty() {
+        if spec.markers_only {
+            return Vec::new();
+        }
+        vec![(Target::Default, text.as_str())]
+    } else {
+        marked
+    };
+    parts
+        .into_iter()
+        .filter_map(|(target, body)| {
+            let body = body.trim();
+            if body.is_empty() {
+                return None;
+            }
+            let (namespace, note) = match target {
+                Target::Named(name) => config.resolve(name),
+                Target::Fallback => (config.fallback().to_owned(), None),
+                Target::Default => match spec.namespace {
+                    Some(name) => config.resolve(name),
+                    None => (config.fallback().to_owned(), None),
+                },
+            };
+            Some(Captured {
+                rule: rule.to_owned(),
+                namespace,
+                text: cut(body, MAX_MEMORY_CHARS),
+                confidence: spec.confidence,
+                note,
+            })
+        })
+        .collect()
+}
+
+/// Where a marker sends its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target<'t> {
+    /// A namespace or shorthand named in the marker.
+    Named(&'t str),
+    /// `[capture]` / `@memory` without a namespace, or text without markers: the rule's.
+    Default,
+    /// `[remember]`: the fallback namespace.
+    Fallback,
+}
+
+/// Whether `text` has a memory marker.
+pub fn has_marker(text: &str, config: &MemoryConfig<'_>) -> bool {
+    !markers(text, config).is_empty()
+}
+
+/// The marked parts of `text`, in order: `[remember] …`, `[remember:ns] …`, `[capture:ns] …`,
+/// `@memory:ns …`, `[shorthand] …` (from the start of a line or after a space; the text runs to
+/// the end of the paragraph or the next marker), `:::ns text:::` and `:::ns title` … `:::`
+/// blocks.
+fn markers<'t>(text: &'t str, config: &MemoryConfig<'_>) -> Vec<(Target<'t>, &'t str)> {
+    let mut found: Vec<(Target<'t>, usize, usize)> = Vec::new();
+    let mut lines = line_spans(text).peekable();
+    // The marker whose text is still running: its target and where its text starts.
+    let mut open: Option<(Target<'t>, usize)> = None;
+    let mut end_of_open = 0;
+    let close_open = |open: &mut Option<(Target<'t>, usize)>, end: usize, found: &mut Vec<_>| {
+        if let Some((target, start)) = open.take() {
+            found.push((target, start, end));
+        }
+    };
+    while let Some((start, line)) = lines.next() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            close_open(&mut open, end_of_open, &mut found);
+            continue;
+        }
+        if let Some(block) = trimmed.strip_prefix(":::")
+            && let Some((name, rest)) = word(block)
+        {
+            close_open(&mut open, end_of_open, &mut found);
+            if let Some(single) = rest.trim_end().strip_suffix(":::") {
+                let body_start = start + (single.as_ptr() as usize - line.as_ptr() as usize);
+                found.push((Target::Named(name), body_start, body_start + single.len()));
+                continue;
+            }
+            // A block: the title line, then every line up to a line of `:::`.
+            let body_start = start + (rest.as_ptr() as usize - line.as_ptr() as usize);
+            let mut body_end = start + line.len();
+            for (next_start, next) in lines.by_ref() {
+                if next.trim() == ":::" {
+                    break;
+                }
+                body_end = next_start + next.len();
+            }
+            found.push((Target::Named(name), body_start, body_end));
+            continue;
+        }
+        if let Some((target, body)) = inline_marker(line, config) {
+            close_open(&mut open, end_of_open, &mut found);
+            open = Some((target, start + body));
+        }
+        end_of_open = start + line.len();
+    }
+    close_open(&mut open, end_of_open, &mut found);
+    found.into_iter().map(|(target, s, e)| (target, &text[s..e])).collect()
+}
+
+/// Each line of `text` with its byte offset, without its line ending.
+fn line_spans(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
+    text.split_inclusive('\n').map(move |raw| {
+        let start = offset;
+        offset += raw.len();
+        (start, raw.trim_end_matches(['\n', '\r']))
+    })
+}
+
+/// The leading `\w+` of `text` (ASCII) and what follows it.
+fn word(text: &str) -> Option<(&str, &str)> {
+    let end = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    (end > 0).then(|| text.split_at(end))
+}
+
+/// The first marker of `line` that starts it or follows a space: its target and where its
+/// text starts in the line.
+fn inline_marker<'t>(line: &'t str, config: &MemoryConfig<'_>) -> Option<(Target<'t>, usize)> {
+    let mut from = 0;
+    while let Some(offset) = line[from..].find(['[', '@']) {
+        let at = from + offset;
+        from = at + 1;
+        if at > 0 && !line[..at].ends_with(char::is_whitespace) {
+            continue;
+        }
+        let rest = &line[at + 1..];
+        let (target, length) = if line[at..].starts_with('[') {
+            let Some((name, after)) = word(rest) else { continue };
+            let remember = name.eq_ignore_ascii_case("remember");
+            let explicit = remember || name.eq_ignore_ascii_case("capture");
+            let (target, after) = match (after.strip_prefix(':').and_then(word), explicit) {
+                (Some((ns, after)), true) => (Target::Named(ns), after),
+                (None, true) if remember => (Target::Fallback, after),
+                (None, true) => (Target::Default, after),
+                (None, false) if config.namespace(name).is_some() => (Target::Named(name), after),
+                _ => continue,
+            };
+            let Some(after) = after.strip_prefix(']') else { continue };
+            (target, line.len() - after.len())
+        } else {
+            let Some(after) = rest.strip_prefix("memory") else { continue };
+            let (target, after) = match after.strip_prefix(':').and_then(word) {
+                Some((ns, after)) => (Target::Named(ns), after),
+                None => (Target::Default, after),
+            };
+            if !after.is_empty() && !after.starts_with(char::is_whitespace) {
+                continue;
+            }
+            (target, line.len() - after.len())
+        };
+        return Some((target, length));
+    }
+    None
+}
+
+/// `text` cut to at most `max` characters, with `…` when cut.
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// Words too common to find a memory by.
+const STOP_WORDS: [&str; 58] = [
+    "about", "after", "again", "all", "also", "and", "any", "are", "but", "can", "could", "did",
+    "does", "for", "from", "had", "has", "have", "her", "his", "how", "into", "its", "just", "let",
+    "like", "make", "not", "now", "our", "out", "please", "should", "some", "than", "that", "the",
+    "their", "them", "then", "there", "these", "this", "those", "use", "was", "what", "when",
+    "where", "which", "while", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// Path parts that say nothing about what a file is about.
+/// (Compared after the plural `s` is dropped.)
+const PATH_WORDS: [&str; 14] = [
+    "src", "lib", "main", "mod", "index", "crate", "package", "pkg", "internal", "cmd", "dist",
+    "build", "target", "vendor",
+];
+
+/// The terms memories are found by: words of 3+ letters or digits, lowercased, split at case
+/// changes (`parseJson` → parse, json), a plural `s` dropped, common words left out; each once,
+/// in order.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        for part in camel_parts(word) {
+            let lower = part.to_lowercase();
+            if lower.chars().count() < 3 || STOP_WORDS.contains(&lower.as_str()) {
+                continue;
+            }
+            let term = singular(lower);
+            if !out.contains(&term) {
+                out.push(term);
+            }
+        }
+    }
+    out
+}
+
+/// The terms of a file path (relative to the project): [`terms`] without the parts every path
+/// has (`src`, `lib`, `index`, …) and its extension.
+pub fn path_terms(path: &str) -> Vec<String> {
+    let without_extension = match path.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') && ext.len() <= 5 => stem,
+        _ => path,
+    };
+    terms(without_extension).into_iter().filter(|t| !PATH_WORDS.contains(&t.as_str())).collect()
+}
+
+/// `parseJSONValue` → parse, JSON, Value.
+fn camel_parts(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let prev = chars[i - 1].1;
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        if c.is_uppercase() && (prev.is_lowercase() || (prev.is_uppercase() && next_lower)) {
+            parts.push(&word[start..at]);
+            start = at;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+fn singular(mut term: String) -> String {
+    if term.len() > 3 && term.ends_with('s') && !term.ends_with("ss") {
+        term.pop();
+    }
+    term
+}
+
+/// Where a `recall` looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecallFrom {
+    /// The terms of the tool call's file path.
+    Path,
+    /// The terms of the event's text (the prompt on `UserPromptSubmit`).
+    Prompt,
+    /// The handoff `PreCompact` wrote.
+    Handoff,
+}
+
+/// What a rule that fired asks to recall.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recall {
+    /// Where it looks.
+    pub from: RecallFrom,
+    /// At most this many memories.
+    pub max: usize,
+    /// The terms to find them by (none for the handoff).
+    pub terms: Vec<String>,
+}
+
+impl Recall {
+    /// The distinct terms a memory must share: one of a path's few terms or a short prompt's,
+    /// two of a longer prompt's (one shared word in a paragraph is chance).
+    pub fn min_terms(&self) -> usize {
+        match self.from {
+            RecallFrom::Prompt if self.terms.len() > 3 => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// A stored memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Memory {
+    /// Its id in the store.
+    pub id: i64,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its text.
+    pub text: String,
+    /// How sure its rule was.
+    pub confidence: f32,
+    /// When it was stored, seconds since the epoch.
+    pub created: i64,
+}
+
+/// Ranks the memories that share terms with a query of `query_terms` terms: `hits` holds
+/// (query term index, memory id) for every shared term; `total` is the number of memories
+/// stored. A rarer term weighs more; a memory needs `min_terms` distinct query terms (at most
+/// all of them). The best `max` ids, best first; ties go to the newer memory.
+pub fn rank(
+    hits: &[(usize, i64)],
+    query_terms: usize,
+    total: usize,
+    min_terms: usize,
+    max: usize,
+) -> Vec<i64> {
+    let mut frequency = vec![0usize; query_terms];
+    for &(term, _) in hits {
+        if let Some(f) = frequency.get_mut(term) {
+            *f += 1;
+        }
+    }
+    #[allow(clippy::cast_precision_loss, reason = "memory counts are far below 2^52")]
+    let weight = |term: usize| (1.0 + total as f64 / frequency[term].max(1) as f64).ln();
+    let mut scores: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
+    for &(term, memory) in hits {
+        if term < query_terms {
+            let score = scores.entry(memory).or_default();
+            score.0 += weight(term);
+            score.1 += 1;
+        }
+    }
+    let needed = min_terms.min(query_terms).max(1);
+    let mut ranked: Vec<(i64, f64)> =
+        scores.into_iter().filter(|(_, (_, n))| *n >= needed).map(|(id, (s, _))| (id, s)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    ranked.into_iter().take(max).map(|(id, _)| id).collect()
+}
+
+/// [`rank`] over memories at hand (a pack test's): the best `max` for `recall`.
+pub fn search<'m>(memories: &'m [Memory], recall: &Recall) -> Vec<&'m Memory> {
+    let mut hits = Vec::new();
+    for m in memories {
+        let terms = terms(&m.text);
+        for (i, term) in recall.terms.iter().enumerate() {
+            if terms.contains(term) {
+                hits.push((i, m.id));
+            }
+        }
+    }
+    rank(&hits, recall.terms.len(), memories.len(), recall.min_terms(), recall.max)
+        .into_iter()
+        .filter_map(|id| memories.iter().find(|m| m.id == id))
+        .collect()
+}
+
+/// Recalled memories as the model reads them.
+pub fn render_recalled(memories: &[Memory]) -> Option<String> {
+    if memories.is_empty() {
+        return None;
+    }
+    let mut text = String::from("Remembered from earlier sessions (hookpack memory):");
+    for m in memories {
+        let _ = write!(
+            text,
+            "\n- [{} #{}, {}] {}",
+            m.namespace,
+            m.id,
+            date(m.created),
+            cut(&m.text.replace('\n', " "), MAX_RECALLED_CHARS)
+        );
+    }
+    Some(text)
+}
+
+/// The handoff `PreCompact` writes for the `SessionStart` after the compaction: the active
+/// agent, workflow and task, the flags, the rules tied to them, and the memories captured in the
+/// session (newest last). `None` when there is nothing to hand over.
+pub fn handoff(state: &SessionState, active_rules: &[String], recent: &[Memory]) -> Option<String> {
+    let mut lines = Vec::new();
+    let active: Vec<String> =
+        [("agent", &state.agent), ("workflow", &state.workflow), ("task", &state.task)]
+            .into_iter()
+            .filter_map(|(what, value)| Some(format!("{what} `{}`", value.as_deref()?)))
+            .collect();
+    if !active.is_empty() {
+        lines.push(format!("- active: {}", active.join("; ")));
+    }
+    if !state.flags.is_empty() {
+        let flags: Vec<&str> = state.flags.iter().map(String::as_str).collect();
+        lines.push(format!("- flags: {}", flags.join(", ")));
+    }
+    if !active_rules.is_empty() {
+        lines.push(format!("- rules in force for them: {}", active_rules.join(", ")));
+    }
+    if !recent.is_empty() {
+        lines.push("- captured in this session:".to_owned());
+        for m in recent {
+            let text = cut(&m.text.replace('\n', " "), MAX_RECALLED_CHARS);
+            lines.push(format!("  - [{} #{}] {text}", m.namespace, m.id));
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Handoff from before the compaction (hookpack, prompt {}):\n{}",
+        state.prompt_count,
+        lines.join("\n")
+    ))
+}
+
+/// `YYYY-MM-DD` (UTC) of a time in seconds since the epoch.
+pub fn date(unix: i64) -> String {
+    // Howard Hinnant's days-to-civil.
+    let days = unix.div_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(text: &str) -> Option<String> {
+        strip_private(text, &["private", "secret"])
+    }
+
+    #[test]
+    fn private_tags_are_stripped_before_anything_is_kept() {
+        assert_eq!(
+            strip("public content <private>secret stuff</private> more public").as_deref(),
+            Some("public content  more public")
+        );
+        assert_eq!(strip("line1\n<private>x</private>\nline2").as_deref(), Some("line1\n\nline2"));
+        // Any case, attributes, nesting, several tags.
+        assert_eq!(strip("a <PRIVATE>x</Private> b").as_deref(), Some("a  b"));
+        assert_eq!(strip("a <private reason=\"key\">x</private> b").as_deref(), Some("a  b"));
+        assert_eq!(strip("a <private>x<private>y</private>z</private> b").as_deref(), Some("a  b"));
+        assert_eq!(
+            strip("a <secret>k</secret> b <private>p</private> c").as_deref(),
+            Some("a  b  c")
+        );
+        // An unclosed tag hides the rest; look-alike tags are text.
+        assert_eq!(strip("keep <private>token=abc and more").as_deref(), Some("keep"));
+        assert_eq!(
+            strip("<private-x>kept</private-x>").as_deref(),
+            Some("<private-x>kept</private-x>")
+        );
+        assert_eq!(strip("a <private/> b").as_deref(), Some("a <private/> b"));
+        // Nothing left: nothing to keep.
+        assert_eq!(strip("  <private>all of it</private>\n"), None);
+        assert_eq!(strip(""), None);
+    }
+
+    fn captured(text: &str, spec: CaptureSpec<'_>) -> Vec<(String, String, Option<String>)> {
+        capture("p/r", text, spec, &MemoryConfig::default())
+            .into_iter()
+            .map(|c| (c.namespace, c.text, c.note))
+            .collect()
+    }
+
+    const MARKERS: CaptureSpec<'static> =
+        CaptureSpec { namespace: None, confidence: 1.0, markers_only: true };
+
+    fn one(ns: &str, text: &str) -> Vec<(String, String, Option<String>)> {
+        vec![(ns.to_owned(), text.to_owned(), None)]
+    }
+
+    #[test]
+    fn markers_name_their_namespace() {
+        assert_eq!(
+            captured("[remember] tabs, not spaces", MARKERS),
+            one("learnings", "tabs, not spaces")
+        );
+        assert_eq!(captured("[remember:decisions] use JWT", MARKERS), one("decisions", "use JWT"));
+        assert_eq!(captured("[capture:blocker] CI is red", MARKERS), one("blockers", "CI is red"));
+        assert_eq!(
+            captured("@memory:blockers stuck on auth", MARKERS),
+            one("blockers", "stuck on auth")
+        );
+        assert_eq!(captured("@memory keep it short", MARKERS), one("learnings", "keep it short"));
+        assert_eq!(captured("[decision] Use JWT", MARKERS), one("decisions", "Use JWT"));
+        assert_eq!(
+            captured("please [TIL] cargo can vendor", MARKERS),
+            one("learnings", "cargo can vendor")
+        );
+        assert_eq!(captured(":::learned a quick one:::", MARKERS), one("learnings", "a quick one"));
+        assert_eq!(
+            captured(
+                "intro\n:::decision Storage\nPostgres, not SQLite.\nBecause of load.\n:::\nafter",
+                MARKERS
+            ),
+            one("decisions", "Storage\nPostgres, not SQLite.\nBecause of load.")
+        );
+    }
+
+    #[test]
+    fn a_prompt_may_carry_several_markers_each_running_to_its_paragraph_end() {
+        let text = "[decision] use JWT\nsigned with RS256\n\nunrelated\n[blocker] the staging key";
+        assert_eq!(
+            captured(text, MARKERS),
+            [one("decisions", "use JWT\nsigned with RS256"), one("blockers", "the staging key")]
+                .concat()
+        );
+    }
+
+    #[test]
+    fn look_alikes_are_not_markers() {
+        for text in [
+            "[todo] x",
+            "[d] x",
+            "arr[decision] = 1",
+            "email me@memory.dev",
+            "[remember:decisions]",
+            "a list [1, 2]",
+            "no markers here",
+        ] {
+            assert_eq!(captured(text, MARKERS), [], "{text}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_namespace_falls_back_to_learnings_and_says_so() {
+        let got = captured("[remember:foo] x", MARKERS);
+        assert_eq!(got[0].0, "learnings");
+        assert!(got[0].2.as_deref().unwrap().contains("unknown memory namespace `foo`"), "{got:?}");
+    }
+
+    #[test]
+    fn without_markers_the_whole_text_goes_to_the_rules_namespace() {
+        let spec =
+            CaptureSpec { namespace: Some("decisions"), confidence: 0.9, markers_only: false };
+        assert_eq!(
+            captured("We decided to use Postgres.", spec),
+            one("decisions", "We decided to use Postgres.")
+        );
+        // `[capture]` without a namespace takes the rule's.
+        assert_eq!(captured("[capture] pick Axum", spec), one("decisions", "pick Axum"));
+        // Privacy first: a fully private text keeps nothing; a marked private part is gone.
+        assert_eq!(captured("<private>we decided x</private>", spec), []);
+        assert_eq!(
+            captured("[decision] rotate keys <private>key=abc123</private> monthly", MARKERS),
+            one("decisions", "rotate keys  monthly")
+        );
+    }
+
+    #[test]
+    fn long_texts_are_cut() {
+        let long = "x".repeat(MAX_MEMORY_CHARS + 10);
+        let got = captured(&format!("[remember] {long}"), MARKERS);
+        assert_eq!(got[0].1.chars().count(), MAX_MEMORY_CHARS + 1);
+        assert!(got[0].1.ends_with('…'));
+    }
+
+    #[test]
+    fn configured_namespaces_and_aliases_are_honoured() {
+        let config = MemoryConfig {
+            namespaces: vec!["adr", "notes"],
+            aliases: vec![("a", "adr")],
+            private_tags: vec!["private"],
+        };
+        let got: Vec<_> =
+            capture("p/r", "[a] one\n\n[remember] two\n\n[decision] three", MARKERS, &config)
+                .into_iter()
+                .map(|c| (c.namespace, c.text))
+                .collect();
+        // Without `learnings`, `[remember]` goes to the first namespace; `[decision]` is no
+        // shorthand here, so that paragraph is no memory.
+        assert_eq!(
+            got,
+            [("adr".to_owned(), "one".to_owned()), ("adr".to_owned(), "two".to_owned())]
+        );
+    }
+
+    #[test]
+    fn terms_are_words_that_say_something() {
+        assert_eq!(
+            terms("Use the JWT tokens for parseJSONValue!"),
+            ["jwt", "token", "parse", "json", "value"]
+        );
+        assert_eq!(path_terms("src/auth/jwt_tokens.rs"), ["auth", "jwt", "token"]);
+        assert_eq!(path_terms("crates/hook-engine/src/memory.rs"), ["hook", "engine", "memory"]);
+        assert_eq!(path_terms("Makefile"), ["makefile"]);
+    }
+
+    #[test]
+    fn ranking_prefers_more_and_rarer_terms_then_newer_memories() {
+        // Query terms: 0 = "jwt" (rare), 1 = "auth" (common).
+        let hits = [(1, 1), (1, 2), (1, 3), (0, 3), (1, 4), (0, 5)];
+        assert_eq!(rank(&hits, 2, 10, 1, 3), [3, 5, 4]);
+        // Needing both terms leaves one.
+        assert_eq!(rank(&hits, 2, 10, 2, 3), [3]);
+        assert_eq!(rank(&[], 2, 10, 1, 3), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn the_handoff_names_what_was_active_and_what_was_captured() {
+        let mut state =
+            SessionState { agent: Some("dev".into()), prompt_count: 12, ..SessionState::default() };
+        state.flags.insert("edited".into());
+        let recent = [Memory {
+            id: 3,
+            namespace: "decisions".into(),
+            text: "use JWT".into(),
+            confidence: 1.0,
+            created: 0,
+        }];
+        assert_eq!(
+            handoff(&state, &["context/agent-dev".to_owned()], &recent).unwrap(),
+            "Handoff from before the compaction (hookpack, prompt 12):\n\
+             - active: agent `dev`\n\
+             - flags: edited\n\
+             - rules in force for them: context/agent-dev\n\
+             - captured in this session:\n  - [decisions #3] use JWT"
+        );
+        assert_eq!(handoff(&SessionState::default(), &[], &[]), None);
+    }
+
+    #[test]
+    fn recalled_memories_name_namespace_id_and_date() {
+        let m = Memory {
+            id: 7,
+            namespace: "decisions".into(),
+            text: "use JWT\nRS256".into(),
+            confidence: 1.0,
+            created: 1_763_683_200,
+        };
+        assert_eq!(
+            render_recalled(&[m]).unwrap(),
+            "Remembered from earlier sessions (hookpack memory):\n- [decisions #7, 2025-11-21] use JWT RS256"
+        );
+        assert_eq!(render_recalled(&[]), None);
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(951_782_400), "2000-02-29");
+    }
+}
