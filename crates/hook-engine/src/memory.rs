@@ -565,7 +565,7 @@ pub fn render_recalled(memories: &[Memory]) -> Option<String> {
     if memories.is_empty() {
         return None;
     }
-    let mut text = String::from("Remembered from earlier sessions (hookpack memory):");
+    let mut text = String::from("Remembered (hookpack memory):");
     for m in memories {
         let _ = write!(
             text,
@@ -842,7 +842,7 @@ mod tests {
         };
         assert_eq!(
             render_recalled(&[m]).unwrap(),
-            "Remembered from earlier sessions (hookpack memory):\n- [decisions #7, 2025-11-21] use JWT RS256"
+            "Remembered (hookpack memory):\n- [decisions #7, 2025-11-21] use JWT RS256"
         );
         assert_eq!(render_recalled(&[]), None);
         assert_eq!(date(0), "1970-01-01");

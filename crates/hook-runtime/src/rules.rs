@@ -222,12 +222,6 @@ fn memories(
     kind: EventKind,
     payload: &Value,
 ) -> Result<Vec<(String, i64)>, Box<dyn std::error::Error>> {
-    let stored: Result<Vec<_>, _> =
-        evaluation.captures.iter().map(|c| session.remember(c)).collect();
-    if let Err(err) = stored {
-        evaluation.captures.clear();
-        return Err(err.into());
-    }
     let compacted = kind == EventKind::SessionStart
         && payload.get("source").and_then(Value::as_str) == Some("compact");
     let handoff =
@@ -270,6 +264,13 @@ fn memories(
             RecallFrom::Path | RecallFrom::Prompt => found.next().flatten(),
         })
     })?;
+    // Stored after the recalls, so that a prompt does not recall what it just said.
+    let stored: Result<Vec<_>, _> =
+        evaluation.captures.iter().map(|c| session.remember(c)).collect();
+    if let Err(err) = stored {
+        evaluation.captures.clear();
+        return Err(err.into());
+    }
     if kind == EventKind::PreCompact && engine.settings().writes_handoff {
         let text = handoff(session, &evaluation.state)?;
         session.set_handoff(text);

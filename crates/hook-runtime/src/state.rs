@@ -633,6 +633,52 @@ mod tests {
     }
 
     #[test]
+    fn a_version_1_database_is_migrated_keeping_its_sessions() {
+        let dir = temp_dir("migrate");
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        {
+            let conn = Connection::open(database_path(&dir)).unwrap();
+            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+            let v1 = SCHEMA
+                .split("CREATE TABLE IF NOT EXISTS memories")
+                .next()
+                .unwrap()
+                .replace(",\n    handoff TEXT", "");
+            conn.execute_batch(&v1).unwrap();
+            assert!(conn.prepare("SELECT handoff FROM sessions").is_err(), "a version 1 schema");
+            conn.execute(
+                "INSERT INTO sessions (id, started, updated, prompts) VALUES ('s', 0, 0, 4)",
+                [],
+            )
+            .unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+        }
+        let mut store = Store::open(&dir).unwrap();
+        let mut session = store.session("s").unwrap();
+        assert_eq!(session.before.prompt_count, 4);
+        let captured = Captured {
+            rule: "memory/markers".into(),
+            namespace: "decisions".into(),
+            text: "use JWT".into(),
+            confidence: 1.0,
+            note: None,
+        };
+        assert_eq!(session.remember(&captured).unwrap(), Some(1));
+        assert_eq!(session.remember(&captured).unwrap(), None, "kept once");
+        session.set_handoff(Some("handoff".into()));
+        let before = session.before.clone();
+        session.save(&before, None).unwrap();
+        let session = store.session("s").unwrap();
+        assert_eq!(session.handoff().unwrap().as_deref(), Some("handoff"));
+        drop(session);
+        let version: i64 =
+            store.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(store.memories(None, 10).unwrap().len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
     fn failures_are_counted_and_logged() {
         let dir = temp_dir("failures");
         let mut store = Store::open(&dir).unwrap();

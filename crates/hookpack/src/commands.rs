@@ -246,9 +246,22 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
             }
             (None, Some(_), _) => "context".to_owned(),
             (None, None, Some(m)) => format!("message — {m}"),
+            (None, None, None) if fired.recall.is_some() => "recall".to_owned(),
+            (None, None, None) if evaluation.captures.iter().any(|c| c.rule == fired.id) => {
+                "capture".to_owned()
+            }
             _ => "state".to_owned(),
         };
         println!("  {}  {what}", fired.id);
+    }
+    if !evaluation.captures.is_empty() {
+        println!("captures (explain stores nothing):");
+        for c in &evaluation.captures {
+            println!("  {}  [{}] {}", c.rule, c.namespace, c.text.lines().next().unwrap_or(""));
+            if let Some(note) = &c.note {
+                println!("      {note}");
+            }
+        }
     }
     println!("near misses:");
     if evaluation.near_misses.is_empty() {
@@ -289,4 +302,64 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     }
     println!("exit code: {}", status.code());
     Ok(true)
+}
+
+/// `hookpack memory list|search|forget`: the memory store of the project.
+pub(crate) fn memory(
+    layout: &Layout,
+    words: &[String],
+    namespace: Option<&str>,
+    limit: Option<u32>,
+) -> anyhow::Result<bool> {
+    use hook_engine::memory::{self, Recall, RecallFrom};
+    use hook_runtime::state::{Store, database_path};
+
+    let dir = layout.installation_dir().context("no project and no user folder")?;
+    let (sub, rest) = words.split_first().context("`memory` needs `list`, `search` or `forget`")?;
+    if !database_path(&dir).is_file() {
+        println!("no memories yet ({} does not exist)", database_path(&dir).display());
+        return Ok(true);
+    }
+    let show = |memories: &[memory::Memory]| {
+        if memories.is_empty() {
+            println!("(none)");
+        }
+        for m in memories {
+            let text = m.text.replace('\n', " ");
+            println!("#{:<5} {}  {:<13} {text}", m.id, memory::date(m.created), m.namespace);
+        }
+    };
+    match sub.as_str() {
+        "list" => {
+            anyhow::ensure!(rest.is_empty(), "`memory list` takes no words; try `memory search`");
+            let store = Store::open_read_only(&dir)?;
+            show(&store.memories(namespace, limit.unwrap_or(50))?);
+            Ok(true)
+        }
+        "search" => {
+            let terms = memory::terms(&rest.join(" "));
+            anyhow::ensure!(!terms.is_empty(), "`memory search` needs words to look for");
+            let store = Store::open_read_only(&dir)?;
+            let recall =
+                // Any shared word counts, as for a file path.
+                Recall { from: RecallFrom::Path, max: limit.unwrap_or(10) as usize, terms };
+            show(&store.search(&recall)?);
+            Ok(true)
+        }
+        "forget" => {
+            let ids: Vec<i64> = rest
+                .iter()
+                .map(|id| {
+                    id.trim_start_matches('#')
+                        .parse()
+                        .with_context(|| format!("`{id}` is no memory id"))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            anyhow::ensure!(!ids.is_empty(), "`memory forget` needs the ids to remove");
+            let removed = Store::open(&dir)?.forget(&ids)?;
+            println!("forgot {removed} of {} memories", ids.len());
+            Ok(removed == ids.len())
+        }
+        other => anyhow::bail!("unknown `memory` command `{other}`: list, search or forget"),
+    }
 }

@@ -21,6 +21,12 @@ commands:
   explain <payload.json | ->
                       which rules fire for a payload, which nearly did and why not,
                       the bracket, and the exact stdout and exit code of the hook
+  memory list [--namespace NS] [--limit N]
+                      the stored memories, newest first
+  memory search <words…> [--limit N]
+                      the memories a prompt of these words would recall, best first
+  memory forget <id…>
+                      remove memories by id
 
 --project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current
 directory holding .claude/hookpack/, else the current directory.
@@ -33,10 +39,22 @@ struct Args {
     check: bool,
     project: Option<PathBuf>,
     payload: Option<String>,
+    /// `memory`: the subcommand and its words.
+    words: Vec<String>,
+    namespace: Option<String>,
+    limit: Option<u32>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
-    let mut parsed = Args { command: String::new(), check: false, project: None, payload: None };
+    let mut parsed = Args {
+        command: String::new(),
+        check: false,
+        project: None,
+        payload: None,
+        words: Vec::new(),
+        namespace: None,
+        limit: None,
+    };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -48,6 +66,13 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 parsed.project = Some(arg.trim_start_matches("--project=").into());
             }
             "-h" | "--help" | "help" if parsed.command.is_empty() => parsed.command = "help".into(),
+            "--namespace" if parsed.command == "memory" => {
+                parsed.namespace = Some(rest.next().ok_or("--namespace needs a name")?.clone());
+            }
+            "--limit" if parsed.command == "memory" => {
+                let n = rest.next().ok_or("--limit needs a number")?;
+                parsed.limit = Some(n.parse().map_err(|_| format!("--limit: `{n}` is no number"))?);
+            }
             "-" if parsed.command == "explain" && parsed.payload.is_none() => {
                 parsed.payload = Some(arg.clone());
             }
@@ -56,6 +81,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             _ if parsed.command == "explain" && parsed.payload.is_none() => {
                 parsed.payload = Some(arg.clone());
             }
+            _ if parsed.command == "memory" => parsed.words.push(arg.clone()),
             _ => return Err(format!("unexpected argument `{arg}`")),
         }
     }
@@ -84,6 +110,12 @@ fn main() -> ExitCode {
         "explain" => commands::explain(
             &commands::layout(args.project.as_deref()),
             args.payload.as_deref().unwrap_or("-"),
+        ),
+        "memory" => commands::memory(
+            &commands::layout(args.project.as_deref()),
+            &args.words,
+            args.namespace.as_deref(),
+            args.limit,
         ),
         "help" => {
             print!("{USAGE}");

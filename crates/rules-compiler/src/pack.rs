@@ -690,8 +690,8 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                         self.reader.warning(
                             span,
                             format!(
-                                "the handoff is written for the `SessionStart` after a compaction; \
-                                 elsewhere it is usually empty (rule `{}`)",
+                                "the handoff is given only on the `SessionStart` after a \
+                                 compaction; on other events this recalls nothing (rule `{}`)",
                                 self.id
                             ),
                         );

@@ -296,3 +296,55 @@ fn brackets_come_from_the_transcript_tail() {
         assert!(stdout.contains(expected), "{tokens} tokens: {stdout}");
     }
 }
+
+#[test]
+fn memory_lists_searches_and_forgets() {
+    let dir = project("memory", &[(".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n")]);
+    let out = hookpack(&dir, &["memory", "list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("no memories yet"), "{}", text(&out.stdout));
+
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let prompt = |text: &str| {
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "transcript_path": "/t",
+               "cwd": "/p", "prompt": text})
+    };
+    for marked in
+        ["[decision] sign JWT tokens with RS256", "[blocker] staging TLS certificate expired"]
+    {
+        let (status, _, stderr) = hook(EventKind::UserPromptSubmit, &dir, &prompt(marked));
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    }
+
+    let out = hookpack(&dir, &["memory", "list"]);
+    let listed = text(&out.stdout);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].starts_with("#2 ")
+            && lines[0].ends_with("blockers      staging TLS certificate expired"),
+        "{listed}"
+    );
+    assert!(lines[1].starts_with("#1 ") && lines[1].contains("decisions"), "{listed}");
+    let only = text(&hookpack(&dir, &["memory", "list", "--namespace", "decisions"]).stdout);
+    assert_eq!(only.lines().count(), 1, "{only}");
+
+    let found = text(&hookpack(&dir, &["memory", "search", "jwt", "signing"]).stdout);
+    assert!(found.contains("RS256") && !found.contains("staging"), "{found}");
+
+    let out = hookpack(&dir, &["memory", "forget", "#1", "7"]);
+    assert_eq!(out.status.code(), Some(1), "one of two ids was no memory");
+    assert_eq!(text(&out.stdout), "forgot 1 of 2 memories\n");
+    let left = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert!(!left.contains("RS256") && left.contains("staging"), "{left}");
+    let found = text(&hookpack(&dir, &["memory", "search", "jwt"]).stdout);
+    assert_eq!(found, "(none)\n");
+
+    let out = hookpack(&dir, &["memory", "recall"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("unknown `memory` command `recall`"),
+        "{}",
+        text(&out.stderr)
+    );
+}

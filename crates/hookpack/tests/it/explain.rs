@@ -111,3 +111,66 @@ fn explain_reads_the_session_and_shows_what_the_budget_dropped() {
     settings.add_filter(r"read the last \d+ bytes", "read the last [N] bytes");
     settings.bind(|| insta::assert_snapshot!("explain@session-critical-budget", first));
 }
+
+/// `explain` with memories: what a prompt would capture (and the unknown namespace it names),
+/// and what reading a file recalls; `explain` stores and records nothing.
+#[test]
+fn explain_shows_captures_and_recalled_memories() {
+    let dir = project(
+        "explain-memory",
+        &[(".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n")],
+    );
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let common = serde_json::json!({
+        "session_id": "s1", "transcript_path": dir.join("transcript.jsonl"), "cwd": dir,
+        "permission_mode": "default"
+    });
+    let with = |fields: serde_json::Value| {
+        let mut payload = common.clone();
+        payload.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        payload
+    };
+    let prompt = |text: &str| {
+        with(serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": text}))
+    };
+    let (status, _, stderr) = crate::hook(
+        hook_model::EventKind::UserPromptSubmit,
+        &dir,
+        &prompt("[decision] sign JWT tokens with RS256"),
+    );
+    assert_eq!((status.code(), stderr.as_str()), (0, ""));
+
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(r"\[TMP\]/hookpack-cli/explain-memory", "[PROJECT]");
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}", "[DATE]");
+    settings.add_filter(r"read the last \d+ bytes", "read the last [N] bytes");
+    let explain = |name: &str, payload: serde_json::Value| {
+        std::fs::write(dir.join("payload.json"), payload.to_string()).unwrap();
+        let out = hookpack(&dir, &["explain", "payload.json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let report = text(&out.stdout);
+        settings.bind(|| insta::assert_snapshot!(name, report));
+        report
+    };
+    let read = with(serde_json::json!({
+        "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "t1",
+        "tool_input": {"file_path": dir.join("src/auth/jwt.rs")}, "tool_response": {}
+    }));
+    let first = explain("explain@memory-recall", read.clone());
+    assert!(first.contains("sign JWT tokens with RS256"), "{first}");
+    // Explain recorded nothing: the memory is still new to the session.
+    let again = hookpack(&dir, &["explain", "payload.json"]);
+    assert_eq!(text(&again.stdout), first);
+    let report = explain(
+        "explain@memory-capture",
+        prompt(
+            "Before the release:\n[blocker] staging TLS certificate expired <private>ticket OPS-99</private>\n@memory:ideas price cache",
+        ),
+    );
+    assert!(!report.contains("OPS-99"), "{report}");
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert_eq!(listed.lines().count(), 1, "explain stored nothing: {listed}");
+}

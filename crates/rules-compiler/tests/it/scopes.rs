@@ -108,3 +108,58 @@ fn config_problems_are_reported() {
     let rendered = load(&layout(&folder("bad-env", &[])), &env).diagnostics.render();
     assert!(rendered.contains("unknown field"), "{rendered}");
 }
+
+#[test]
+fn memory_config_is_layered_and_checked() {
+    let dir = folder(
+        "memory-config",
+        &[(
+            "project/.claude/hookpack/hookpack.toml",
+            "[memory]\nnamespaces = [\"adr\", \"learnings\", \"notes\"]\naliases = { a = \"adr\" }\nprivate_tags = [\"private\", \"secret\"]\n",
+        )],
+    );
+    let loaded = load(&layout(&dir), &[]);
+    assert!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
+    let settings = loaded.config.settings();
+    assert_eq!(settings.namespaces, ["adr", "learnings", "notes"]);
+    // Default shorthands stay for the namespaces the project kept; its own are added.
+    assert_eq!(
+        settings.aliases,
+        [
+            ("a", "adr"),
+            ("insight", "learnings"),
+            ("learned", "learnings"),
+            ("learning", "learnings"),
+            ("til", "learnings")
+        ]
+        .map(|(a, n)| (a.to_owned(), n.to_owned()))
+    );
+    assert_eq!(settings.private_tags, ["private", "secret"]);
+
+    let pack = "[pack]\nname = \"notes\"\n\n[[rule]]\nid = \"keep\"\non = \"UserPromptSubmit\"\ncapture = { namespace = \"decisions\" }\n";
+    let dir = folder(
+        "memory-config-bad",
+        &[
+            (
+                "project/.claude/hookpack/hookpack.toml",
+                "[memory]\nnamespaces = [\"adr\", \"two words\"]\naliases = { d = \"decisions\" }\n",
+            ),
+            ("project/.claude/hookpack/packs/notes.toml", pack),
+        ],
+    );
+    let rendered = load(&layout(&dir), &[]).diagnostics.render();
+    assert!(
+        rendered.contains("memory namespace `two words` must be letters, digits or `_`"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("memory shorthand `d` names `decisions`, which is not a namespace"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains(
+            "rule `notes/keep`: `capture.namespace = \"decisions\"` is not a memory namespace"
+        ),
+        "{rendered}"
+    );
+}
