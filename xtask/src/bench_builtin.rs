@@ -1,5 +1,6 @@
 //! The builtin-pack part of `cargo xtask bench` (issue #4): every event's hook answering from
-//! the builtin `context`, `guard` and `workflow` packs, against the floor on the same payload.
+//! the builtin `context`, `guard`, `memory` and `workflow` packs, against the floor on the same
+//! payload; recall among many memories; the bracket of a large transcript.
 //!
 //! Events whose rules need the session state open the `SQLite` database (and take its write
 //! lock); they are reported apart from the others. A last pair of rows shows what reading the
@@ -33,7 +34,7 @@ pub(crate) fn run(
     std::fs::create_dir_all(project.join(".claude/hookpack"))?;
     std::fs::write(
         project.join(".claude/hookpack/hookpack.toml"),
-        "builtin = [\"context\", \"guard\", \"workflow\"]\n",
+        "builtin = [\"context\", \"guard\", \"memory\", \"workflow\"]\n",
     )?;
     crate::bench_rules::compile_project(hookpack, &project)?;
     let artifact = std::fs::read(project.join(".claude/hookpack/compiled/rules.hpk"))?;
@@ -55,7 +56,7 @@ pub(crate) fn run(
 
     let floor = bin_dir.join("hook-floor");
     println!(
-        "\nbuiltin packs ({linking} linking): context, guard and workflow ({} bytes compiled); \
+        "\nbuiltin packs ({linking} linking): context, guard, memory and workflow ({} bytes compiled); \
          each event's hook against the floor, median of {runs} spawns each",
         artifact.len()
     );
@@ -101,6 +102,25 @@ pub(crate) fn run(
         }
     }
 
+    // Recall by a file's terms among many memories, against the same hook with none stored.
+    let read = payloads.join("read-orders.json");
+    let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        &cases.iter().find(|(k, _)| *k == EventKind::PostToolUse).context("PostToolUse")?.1,
+    )?)?;
+    payload["tool_name"] = "Read".into();
+    payload["tool_input"] = serde_json::json!({ "file_path": project.join("src/orders/list.ts") });
+    std::fs::write(&read, payload.to_string())?;
+    let post = bin_dir.join(EventKind::PostToolUse.binary_name());
+    let [none_time] = measure(&[(&post, &project)], &read, runs)?;
+    store_memories(&project, MEMORIES)?;
+    let [many_time] = measure(&[(&post, &project)], &read, runs)?;
+    println!(
+        "recall by a file's terms among {MEMORIES} memories: {} against {} with none stored: +{}",
+        ms(many_time),
+        ms(none_time),
+        ms(many_time.saturating_sub(none_time))
+    );
+
     // The bracket from a 50 MB transcript, against no transcript at all.
     let transcript = scratch.join("transcript-50mb.jsonl");
     let size = write_transcript(&transcript, 50 << 20)?;
@@ -120,6 +140,51 @@ pub(crate) fn run(
         ms(with_time.saturating_sub(without_time).max(Duration::ZERO))
     );
     Ok(failures)
+}
+
+/// Memories stored for the recall benchmark.
+const MEMORIES: usize = 2000;
+
+/// Stores `count` memories of varied terms in `project`'s state, one in forty about orders.
+fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
+    use hook_engine::memory::Captured;
+    const SUBJECTS: [&str; 12] = [
+        "billing",
+        "invoices",
+        "search",
+        "auth",
+        "sessions",
+        "cache",
+        "exports",
+        "uploads",
+        "emails",
+        "metrics",
+        "webhooks",
+        "migrations",
+    ];
+    const CHOICES: [&str; 8] =
+        ["Postgres", "Redis", "a queue", "JWT", "retries", "pagination", "feature flags", "S3"];
+    let mut store = hook_runtime::state::Store::open(&project.join(".claude/hookpack"))?;
+    let session = store.session("bench-filler")?;
+    for i in 0..count {
+        let subject = if i % 40 == 0 { "orders" } else { SUBJECTS[i % SUBJECTS.len()] };
+        let text = format!(
+            "{subject} use {} since change {i}; revisit when {} grows",
+            CHOICES[i % CHOICES.len()],
+            SUBJECTS[(i / 7) % SUBJECTS.len()]
+        );
+        let captured = Captured {
+            rule: "memory/markers".into(),
+            namespace: "decisions".into(),
+            text,
+            confidence: 1.0,
+            note: None,
+        };
+        session.remember(&captured)?;
+    }
+    let state = session.before.clone();
+    session.save(&state, None)?;
+    Ok(())
 }
 
 /// `example` with its transcript path replaced by `transcript`, written to `path`.

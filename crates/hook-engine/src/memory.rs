@@ -526,9 +526,13 @@ pub fn rank(
             *f += 1;
         }
     }
-    #[allow(clippy::cast_precision_loss, reason = "memory counts are far below 2^52")]
-    let weight = |term: usize| (1.0 + total as f64 / frequency[term].max(1) as f64).ln();
-    let mut scores: BTreeMap<i64, (f64, usize)> = BTreeMap::new();
+    // The bits of 1 + total / frequency: a logarithm in integers (a float `ln` would link
+    // libm into every hook).
+    let weight = |term: usize| {
+        let df = frequency[term].max(1);
+        u64::from(usize::BITS - ((total + df) / df).leading_zeros())
+    };
+    let mut scores: BTreeMap<i64, (u64, usize)> = BTreeMap::new();
     for &(term, memory) in hits {
         if term < query_terms {
             let score = scores.entry(memory).or_default();
@@ -537,9 +541,9 @@ pub fn rank(
         }
     }
     let needed = min_terms.min(query_terms).max(1);
-    let mut ranked: Vec<(i64, f64)> =
+    let mut ranked: Vec<(i64, u64)> =
         scores.into_iter().filter(|(_, (_, n))| *n >= needed).map(|(id, (s, _))| (id, s)).collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
     ranked.into_iter().take(max).map(|(id, _)| id).collect()
 }
 

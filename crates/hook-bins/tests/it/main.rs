@@ -103,3 +103,17 @@ fn a_hundred_megabytes_of_stdin_fail_open() {
          answered nothing\n"
     );
 }
+
+/// A hook links no shared library beyond the C runtime's: each one costs every hook start its
+/// loading. libm crept in twice (SQLite's full-text search, then a float logarithm in memory
+/// ranking); this catches it in the debug build the tests use.
+#[cfg(target_os = "linux")]
+#[test]
+fn hooks_do_not_link_libm() {
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_hookpack-user-prompt-submit")).unwrap();
+    let needle = b"libm.so";
+    assert!(
+        !binary.windows(needle.len()).any(|w| w == needle),
+        "a hook links libm: look for f64::ln/exp/powf and the like, or a SQLite extension"
+    );
+}
