@@ -105,7 +105,7 @@ fn a_hundred_megabytes_of_stdin_fail_open() {
 }
 
 /// A hook links no shared library beyond the C runtime's: each one costs every hook start its
-/// loading. libm crept in twice (SQLite's full-text search, then a float logarithm in memory
+/// loading. libm crept in twice (the full-text search of `SQLite`, then a float logarithm in memory
 /// ranking); this catches it in the debug build the tests use.
 #[cfg(target_os = "linux")]
 #[test]
