@@ -102,24 +102,9 @@ pub(crate) fn run(
         }
     }
 
-    // Recall by a file's terms among many memories, against the same hook with none stored.
-    let read = payloads.join("read-orders.json");
-    let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
-        &cases.iter().find(|(k, _)| *k == EventKind::PostToolUse).context("PostToolUse")?.1,
-    )?)?;
-    payload["tool_name"] = "Read".into();
-    payload["tool_input"] = serde_json::json!({ "file_path": project.join("src/orders/list.ts") });
-    std::fs::write(&read, payload.to_string())?;
-    let post = bin_dir.join(EventKind::PostToolUse.binary_name());
-    let [none_time] = measure(&[(&post, &project)], &read, runs)?;
-    store_memories(&project, MEMORIES)?;
-    let [many_time] = measure(&[(&post, &project)], &read, runs)?;
-    println!(
-        "recall by a file's terms among {MEMORIES} memories: {} against {} with none stored: +{}",
-        ms(many_time),
-        ms(none_time),
-        ms(many_time.saturating_sub(none_time))
-    );
+    let post_tool_use =
+        &cases.iter().find(|(k, _)| *k == EventKind::PostToolUse).context("PostToolUse")?.1;
+    recall_cost(bin_dir, &project, post_tool_use, &payloads.join("read-orders.json"), runs)?;
 
     // The bracket from a 50 MB transcript, against no transcript at all.
     let transcript = scratch.join("transcript-50mb.jsonl");
@@ -140,6 +125,32 @@ pub(crate) fn run(
         ms(with_time.saturating_sub(without_time).max(Duration::ZERO))
     );
     Ok(failures)
+}
+
+/// Recall by a file's terms among [`MEMORIES`] memories, against the same hook with none
+/// stored: `example` (a `PostToolUse` payload) made a `Read` of an orders file, written to `read`.
+fn recall_cost(
+    bin_dir: &Path,
+    project: &Path,
+    example: &Path,
+    read: &Path,
+    runs: usize,
+) -> anyhow::Result<()> {
+    let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example)?)?;
+    payload["tool_name"] = "Read".into();
+    payload["tool_input"] = serde_json::json!({ "file_path": project.join("src/orders/list.ts") });
+    std::fs::write(read, payload.to_string())?;
+    let post = bin_dir.join(EventKind::PostToolUse.binary_name());
+    let [none_time] = measure(&[(&post, project)], read, runs)?;
+    store_memories(project, MEMORIES)?;
+    let [many_time] = measure(&[(&post, project)], read, runs)?;
+    println!(
+        "recall by a file's terms among {MEMORIES} memories: {} against {} with none stored: +{}",
+        ms(many_time),
+        ms(none_time),
+        ms(many_time.saturating_sub(none_time))
+    );
+    Ok(())
 }
 
 /// Memories stored for the recall benchmark.
