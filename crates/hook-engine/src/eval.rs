@@ -541,7 +541,7 @@ impl<'a> Engine<'a> {
         let spec = CaptureSpec {
             namespace: self.optional_str(r, rule::CAPTURE_NAMESPACE_S)?,
             confidence: f32::from_bits(r.get(rule::CAPTURE_CONFIDENCE)),
-            markers_only: r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0,
+            markers: r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0,
         };
         let config = self.memory_config()?;
         for text in self.texts(facts, r.str_ref(rule::FIELD_S))? {
@@ -922,7 +922,7 @@ impl<'a> Engine<'a> {
                 (RecallFrom::Handoff, Vec::new())
             } else if word & recall::PROMPT != 0 {
                 let text = default_text(facts.kind, facts.payload).join("\n");
-                (RecallFrom::Prompt, memory::terms(&text))
+                (RecallFrom::Prompt, memory::first_terms(&text, memory::MAX_QUERY_TERMS))
             } else {
                 let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
                 (RecallFrom::Path, memory::path_terms(&path))

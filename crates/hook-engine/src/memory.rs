@@ -108,8 +108,8 @@ impl MemoryConfig<'_> {
 }
 
 /// `text` without the content of the private tags (`<private>…</private>`, attributes
-/// allowed, tag names in any case, nested ones counted). An unclosed tag hides everything
-/// after it: privacy wins over completeness. Trimmed; `None` when nothing is left.
+/// allowed, tag names in any case, nested ones counted). An unclosed (or self-closing) tag
+/// hides everything after it: privacy wins over completeness. Trimmed; `None` when nothing is left.
 pub fn strip_private(text: &str, tags: &[&str]) -> Option<String> {
     let mut kept = String::with_capacity(text.len());
     let mut rest = text;
@@ -126,15 +126,15 @@ pub fn strip_private(text: &str, tags: &[&str]) -> Option<String> {
 }
 
 /// The first opening private tag in `text`: (its start, the tag, the index after its `>`). A
-/// self-closing `<private/>` hides nothing and is skipped over by the caller as text.
+/// self-closing `<private/>` opens too (privacy wins over markup).
 fn next_open<'t>(text: &str, tags: &[&'t str]) -> Option<(usize, &'t str, usize)> {
+    // No tag opens after the last `>`: stop there rather than rescan the rest for every `<`.
+    let last = text.rfind('>')?;
     let mut from = 0;
-    while let Some(offset) = text[from..].find('<') {
+    while let Some(offset) = text[from..=last].find('<') {
         let start = from + offset;
         for &tag in tags {
-            if let Some(after) = tag_end(text, start + 1, tag)
-                && !text[start..after].ends_with("/>")
-            {
+            if let Some(after) = tag_end(text, start + 1, tag) {
                 return Some((start, tag, after));
             }
         }
@@ -163,9 +163,10 @@ fn tag_end(text: &str, at: usize, tag: &str) -> Option<usize> {
 /// The index just after the `</tag>` closing the tag opened before `text`, counting nested
 /// openings of the same tag.
 fn close_of(text: &str, tag: &str) -> Option<usize> {
+    let last = text.rfind('>')?;
     let mut depth = 1usize;
     let mut from = 0;
-    while let Some(offset) = text[from..].find('<') {
+    while let Some(offset) = text[from..=last].find('<') {
         let at = from + offset;
         if text[at + 1..].starts_with('/')
             && let Some(end) = tag_end(text, at + 2, tag)
@@ -176,9 +177,7 @@ fn close_of(text: &str, tag: &str) -> Option<usize> {
             }
             from = end;
         } else if let Some(end) = tag_end(text, at + 1, tag) {
-            if !text[at..end].ends_with("/>") {
-                depth += 1;
-            }
+            depth += 1;
             from = end;
         } else {
             from = at + 1;
@@ -205,17 +204,18 @@ pub struct Captured {
 /// How a rule captures.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CaptureSpec<'a> {
-    /// The namespace of text without markers, and of `[capture]` / `@memory` without one.
+    /// The namespace of the text (with `markers`: of `[capture]` / `@memory` without one).
     pub namespace: Option<&'a str>,
     /// How sure, 0 to 1.
     pub confidence: f32,
-    /// Only marked text is stored; without markers, nothing.
-    pub markers_only: bool,
+    /// Only the marked parts are kept, each in its marker's namespace; without markers,
+    /// nothing.
+    pub markers: bool,
 }
 
-/// The memories `rule` captures from `text`: its marked parts (CONTRACT §4.5), or, without
-/// markers and unless only markers count, the whole text. Private tags are stripped first: a
-/// fully private text captures nothing.
+/// The memories `rule` captures from `text`: the whole text (CONTRACT §4.2), or with
+/// `markers` its marked parts (§4.5). Private tags are stripped first: a fully private text
+/// captures nothing.
 pub fn capture(
     rule: &str,
     text: &str,
@@ -223,15 +223,9 @@ pub fn capture(
     config: &MemoryConfig<'_>,
 ) -> Vec<Captured> {
     let Some(text) = strip_private(text, &config.private_tags) else { return Vec::new() };
-    let marked = markers(&text, config);
-    let parts: Vec<(Target<'_>, &str)> = if marked.is_empty() {
-        if spec.markers_only {
-            return Vec::new();
-        }
-        vec![(Target::Default, text.as_str())]
-    } else {
-        marked
-    };
+    let text = text.replace("\r\n", "\n");
+    let parts: Vec<(Target<'_>, &str)> =
+        if spec.markers { markers(&text, config) } else { vec![(Target::Default, text.as_str())] };
     parts
         .into_iter()
         .filter_map(|(target, body)| {
@@ -271,13 +265,14 @@ enum Target<'t> {
 
 /// Whether `text` has a memory marker.
 pub fn has_marker(text: &str, config: &MemoryConfig<'_>) -> bool {
-    !markers(text, config).is_empty()
+    strip_private(text, &config.private_tags).is_some_and(|text| !markers(&text, config).is_empty())
 }
 
 /// The marked parts of `text`, in order: `[remember] …`, `[remember:ns] …`, `[capture:ns] …`,
-/// `@memory:ns …`, `[shorthand] …` (from the start of a line or after a space; the text runs to
-/// the end of the paragraph or the next marker), `:::ns text:::` and `:::ns title` … `:::`
-/// blocks.
+/// `@memory:ns …`, `[shorthand] …` (the first of a line, at its start or after a space; the text
+/// runs to the end of the paragraph or the next line with a marker), `:::ns text:::` and
+/// `:::ns title` … `:::` blocks (`ns` a namespace or shorthand: `:::tip` is Markdown, not a
+/// marker).
 fn markers<'t>(text: &'t str, config: &MemoryConfig<'_>) -> Vec<(Target<'t>, &'t str)> {
     let mut found: Vec<(Target<'t>, usize, usize)> = Vec::new();
     let mut lines = line_spans(text).peekable();
@@ -297,6 +292,8 @@ fn markers<'t>(text: &'t str, config: &MemoryConfig<'_>) -> Vec<(Target<'t>, &'t
         }
         if let Some(block) = trimmed.strip_prefix(":::")
             && let Some((name, rest)) = word(block)
+            && config.namespace(name).is_some()
+            && (rest.is_empty() || rest.starts_with(char::is_whitespace) || rest.starts_with(":::"))
         {
             close_open(&mut open, end_of_open, &mut found);
             if let Some(single) = rest.trim_end().strip_suffix(":::") {
@@ -336,10 +333,12 @@ fn line_spans(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// The leading `\w+` of `text` (ASCII) and what follows it.
+/// The leading `\w+` of `text` (ASCII, and not cut short by a non-ASCII letter) and what
+/// follows it.
 fn word(text: &str) -> Option<(&str, &str)> {
     let end = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
-    (end > 0).then(|| text.split_at(end))
+    let (word, rest) = text.split_at(end);
+    (end > 0 && !rest.starts_with(char::is_alphanumeric)).then_some((word, rest))
 }
 
 /// The first marker of `line` that starts it or follows a space: its target and where its
@@ -406,19 +405,31 @@ const PATH_WORDS: [&str; 14] = [
     "build", "target", "vendor",
 ];
 
+/// The most terms a query is made of: the first ones of a long prompt.
+pub const MAX_QUERY_TERMS: usize = 64;
+
 /// The terms memories are found by: words of 3+ letters or digits, lowercased, split at case
 /// changes (`parseJson` → parse, json), a plural `s` dropped, common words left out; each once,
 /// in order.
 pub fn terms(text: &str) -> Vec<String> {
+    first_terms(text, usize::MAX)
+}
+
+/// The first `max` distinct [`terms`] of `text`: a query reads no further.
+pub fn first_terms(text: &str, max: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for word in text.split(|c: char| !c.is_alphanumeric()) {
         for part in camel_parts(word) {
+            if out.len() >= max {
+                return out;
+            }
             let lower = part.to_lowercase();
             if lower.chars().count() < 3 || STOP_WORDS.contains(&lower.as_str()) {
                 continue;
             }
             let term = singular(lower);
-            if !out.contains(&term) {
+            if seen.insert(term.clone()) {
                 out.push(term);
             }
         }
@@ -665,7 +676,13 @@ mod tests {
             strip("<private-x>kept</private-x>").as_deref(),
             Some("<private-x>kept</private-x>")
         );
-        assert_eq!(strip("a <private/> b").as_deref(), Some("a <private/> b"));
+        // A self-closing tag opens all the same: privacy wins over markup.
+        assert_eq!(strip("a <private/> b").as_deref(), Some("a"));
+        assert_eq!(strip("a <private />secret</private> b").as_deref(), Some("a  b"));
+        assert_eq!(strip("a <private x=\"/>\">secret</private> b").as_deref(), Some("a  b"));
+        // Many opening tags and no `>`: text, found quickly.
+        let many = "<private ".repeat(20_000);
+        assert_eq!(strip(&many).as_deref(), Some(many.trim()));
         // Nothing left: nothing to keep.
         assert_eq!(strip("  <private>all of it</private>\n"), None);
         assert_eq!(strip(""), None);
@@ -679,7 +696,7 @@ mod tests {
     }
 
     const MARKERS: CaptureSpec<'static> =
-        CaptureSpec { namespace: None, confidence: 1.0, markers_only: true };
+        CaptureSpec { namespace: None, confidence: 1.0, markers: true };
 
     fn one(ns: &str, text: &str) -> Vec<(String, String, Option<String>)> {
         vec![(ns.to_owned(), text.to_owned(), None)]
@@ -733,9 +750,17 @@ mod tests {
             "[remember:decisions]",
             "a list [1, 2]",
             "no markers here",
+            ":::tip\nsee the docs\n:::",
+            ":::décision x:::",
+            "[decisioné] x",
         ] {
             assert_eq!(captured(text, MARKERS), [], "{text}");
         }
+    }
+
+    #[test]
+    fn windows_line_endings_are_kept_as_plain_ones() {
+        assert_eq!(captured("[decision] a\r\nb\r\n\r\nc", MARKERS), one("decisions", "a\nb"));
     }
 
     #[test]
@@ -747,14 +772,19 @@ mod tests {
 
     #[test]
     fn without_markers_the_whole_text_goes_to_the_rules_namespace() {
-        let spec =
-            CaptureSpec { namespace: Some("decisions"), confidence: 0.9, markers_only: false };
+        let spec = CaptureSpec { namespace: Some("decisions"), confidence: 0.9, markers: false };
         assert_eq!(
             captured("We decided to use Postgres.", spec),
             one("decisions", "We decided to use Postgres.")
         );
+        // Without `markers`, markers are text like any other.
+        assert_eq!(
+            captured("[remember:blockers] x", spec),
+            one("decisions", "[remember:blockers] x")
+        );
         // `[capture]` without a namespace takes the rule's.
-        assert_eq!(captured("[capture] pick Axum", spec), one("decisions", "pick Axum"));
+        let marked = CaptureSpec { markers: true, ..spec };
+        assert_eq!(captured("[capture] pick Axum", marked), one("decisions", "pick Axum"));
         // Privacy first: a fully private text keeps nothing; a marked private part is gone.
         assert_eq!(captured("<private>we decided x</private>", spec), []);
         assert_eq!(

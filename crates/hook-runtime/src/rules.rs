@@ -167,7 +167,11 @@ fn evaluate(
     match &mut session {
         Some(session) => match memories(engine, session, &mut evaluation, kind, payload) {
             Ok(given) => recalled = given,
-            Err(err) => problems.push(format!("memories unavailable ({err})")),
+            Err(err) => {
+                // What was stored may still commit with the session; promise nothing.
+                evaluation.captures.clear();
+                problems.push(format!("memories unavailable ({err})"));
+            }
         },
         // Nothing to store them in: say so rather than confirm them.
         None => evaluation.captures.clear(),

@@ -332,14 +332,16 @@ pub(crate) fn memory(
     match sub.as_str() {
         "list" => {
             anyhow::ensure!(rest.is_empty(), "`memory list` takes no words; try `memory search`");
-            let store = Store::open_read_only(&dir)?;
-            show(&store.memories(namespace, limit.unwrap_or(50))?);
+            // Opened to write: a database of an older schema is migrated first.
+            let store = Store::open(&dir)?;
+            let namespace = namespace.map(str::to_ascii_lowercase);
+            show(&store.memories(namespace.as_deref(), limit.unwrap_or(50))?);
             Ok(true)
         }
         "search" => {
             let terms = memory::terms(&rest.join(" "));
             anyhow::ensure!(!terms.is_empty(), "`memory search` needs words to look for");
-            let store = Store::open_read_only(&dir)?;
+            let store = Store::open(&dir)?;
             let recall =
                 // Any shared word counts, as for a file path.
                 Recall { from: RecallFrom::Path, max: limit.unwrap_or(10) as usize, terms };

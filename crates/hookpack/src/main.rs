@@ -24,7 +24,7 @@ commands:
   memory list [--namespace NS] [--limit N]
                       the stored memories, newest first
   memory search <words…> [--limit N]
-                      the memories a prompt of these words would recall, best first
+                      the memories sharing the most (and rarest) of these words, best first
   memory forget <id…>
                       remove memories by id
 

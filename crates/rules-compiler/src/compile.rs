@@ -500,6 +500,10 @@ fn state_flags(rules: &[&Rule]) -> u32 {
     if rules.iter().any(|r| r.then.recall.is_some_and(|r| r.from == RecallFrom::Handoff)) {
         flags |= settings::WRITES_HANDOFF;
     }
+    // A memory is recalled once between compactions, so recalls need them counted.
+    if rules.iter().any(|r| r.then.recall.is_some_and(|r| r.from != RecallFrom::Handoff)) {
+        flags |= settings::COUNTS_COMPACTIONS;
+    }
     flags
 }
 

@@ -474,3 +474,22 @@ fn a_prompt_without_markers_opens_no_database() {
     assert!(message(&reply).contains("hookpack remembered (learnings)"), "{}", reply.json);
     assert_eq!(memories(&root).len(), 1);
 }
+
+/// A memory is given once between compactions, and again after one, even where no rule but
+/// the recall counts compactions.
+#[test]
+fn a_memory_is_recalled_again_after_a_compaction() {
+    let root = project(
+        "memory-compaction",
+        "builtin = [\"memory\"]\ndisable = [\"memory/handoff\"]\n",
+        &[],
+    );
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign JWT tokens with RS256"));
+    let jwt = root.join("src/auth/jwt.rs");
+    let read_jwt = || hook(&root, EventKind::PostToolUse, &read(jwt.to_str().unwrap()));
+    assert!(read_jwt().context().contains("RS256"));
+    assert_eq!(read_jwt().context(), "");
+    hook(&root, EventKind::PreCompact, &json!({ "trigger": "auto", "custom_instructions": "" }));
+    hook(&root, EventKind::SessionStart, &json!({ "source": "compact" }));
+    assert!(read_jwt().context().contains("RS256"), "given again after the compaction");
+}
