@@ -264,27 +264,16 @@ impl Evaluation {
         let label = "[hookpack: ]\n\n\n".len();
         self.fired.iter().filter_map(|f| Some(f.context.as_ref()?.len() + f.id.len() + label)).sum()
     }
+}
 
-    /// Adds what each `recall` finds (by `find`) to its rule's context; a rule that recalls
-    /// nothing and has no context of its own gives none.
-    ///
-    /// # Errors
-    ///
-    /// The first error of `find`.
-    pub fn fill_recalls<E>(
-        &mut self,
-        mut find: impl FnMut(&Recall) -> Result<Option<String>, E>,
-    ) -> Result<(), E> {
-        for fired in &mut self.fired {
-            let Some(recall) = &fired.recall else { continue };
-            if let Some(found) = find(recall)? {
-                fired.context = Some(match fired.context.take() {
-                    Some(own) if !own.is_empty() => format!("{own}\n\n{found}"),
-                    _ => found,
-                });
-            }
-        }
-        Ok(())
+impl Fired {
+    /// Adds what its `recall` found to its context (a rule that recalls nothing and has no
+    /// context of its own gives none).
+    pub fn add_recalled(&mut self, found: String) {
+        self.context = Some(match self.context.take() {
+            Some(own) if !own.is_empty() => format!("{own}\n\n{found}"),
+            _ => found,
+        });
     }
 }
 
@@ -398,7 +387,8 @@ impl<'a> Engine<'a> {
     /// The compiled settings.
     pub fn settings(&self) -> Settings {
         use settings::{BRACKETS as B, BUDGET as G};
-        let w = |i| self.artifact.word(Section::Settings, i).unwrap_or(0);
+        let words = self.artifact.settings();
+        let w = |i| words.get(i);
         Settings {
             window_tokens: w(settings::WINDOW_TOKENS),
             brackets: [w(B), w(B + 1), w(B + 2)],
@@ -419,22 +409,12 @@ impl<'a> Engine<'a> {
     ///
     /// When the settings section is damaged.
     pub fn memory_config(&self) -> Result<MemoryConfig<'a>, ArtifactError> {
-        let list = |slot: usize| -> Result<Vec<&'a str>, ArtifactError> {
-            let r = crate::artifact::ListRef {
-                offset: self.artifact.word(Section::Settings, slot)?,
-                len: self.artifact.word(Section::Settings, slot + 1)?,
-            };
-            let words: Vec<u32> = self.artifact.list(r)?.iter().collect();
-            words
-                .chunks_exact(2)
-                .map(|p| self.artifact.str(StrRef { offset: p[0], len: p[1] }))
-                .collect()
-        };
-        let aliases = list(settings::ALIASES_L)?;
+        let words = self.artifact.settings();
+        let aliases = self.strings(&words, settings::ALIASES_L)?;
         Ok(MemoryConfig {
-            namespaces: list(settings::NAMESPACES_L)?,
+            namespaces: self.strings(&words, settings::NAMESPACES_L)?,
             aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
-            private_tags: list(settings::PRIVATE_TAGS_L)?,
+            private_tags: self.strings(&words, settings::PRIVATE_TAGS_L)?,
         })
     }
 

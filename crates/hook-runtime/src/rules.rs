@@ -250,24 +250,21 @@ fn memories(
     let state = &evaluation.state;
     let fresh = |m: &memory::Memory| !state.already_injected(&memory_key(m.id), once::COMPACTION);
     let mut recalled = Vec::new();
-    let mut found = Vec::new();
-    for fired in &evaluation.fired {
-        let Some(recall) = fired.recall.as_ref().filter(|r| r.from != RecallFrom::Handoff) else {
-            continue;
+    for fired in &mut evaluation.fired {
+        let Some(recall) = &fired.recall else { continue };
+        let found = if recall.from == RecallFrom::Handoff {
+            handoff_text.take()
+        } else {
+            let wider = memory::Recall { max: recall.max + RECALL_LOOKAHEAD, ..recall.clone() };
+            let memories: Vec<_> =
+                session.recall(&wider)?.into_iter().filter(fresh).take(recall.max).collect();
+            recalled.extend(memories.iter().map(|m| (fired.id.clone(), m.id)));
+            memory::render_recalled(&memories)
         };
-        let wider = memory::Recall { max: recall.max + RECALL_LOOKAHEAD, ..recall.clone() };
-        let memories: Vec<_> =
-            session.recall(&wider)?.into_iter().filter(fresh).take(recall.max).collect();
-        recalled.extend(memories.iter().map(|m| (fired.id.clone(), m.id)));
-        found.push(memory::render_recalled(&memories));
+        if let Some(found) = found {
+            fired.add_recalled(found);
+        }
     }
-    let mut found = found.into_iter();
-    evaluation.fill_recalls(|recall| -> Result<_, std::convert::Infallible> {
-        Ok(match recall.from {
-            RecallFrom::Handoff => handoff_text.take(),
-            RecallFrom::Path | RecallFrom::Prompt => found.next().flatten(),
-        })
-    })?;
     // Stored after the recalls, so that a prompt does not recall what it just said.
     let stored: Result<Vec<_>, _> =
         evaluation.captures.iter().map(|c| session.remember(c)).collect();

@@ -176,11 +176,7 @@ impl Config {
                 self.budget.critical.unwrap_or(d.budget[3]),
             ],
             max_age_days: self.state.max_age_days.unwrap_or(d.max_age_days),
-            namespaces: if self.memory.namespaces.is_empty() {
-                d.namespaces
-            } else {
-                self.memory.namespaces.iter().map(|n| n.to_ascii_lowercase()).collect()
-            },
+            namespaces: self.settings_namespaces(),
             aliases: self.aliases(),
             private_tags: if self.memory.private_tags.is_empty() {
                 d.private_tags
@@ -350,12 +346,12 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
 
     merge(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
+    let aliases = loaded.config.aliases();
     let unknown: Vec<String> = loaded
         .rules()
         .iter()
         .filter_map(|r| {
             let ns = r.then.capture.as_ref()?.namespace.as_deref()?;
-            let aliases = loaded.config.aliases();
             let known = namespaces.iter().any(|n| n.eq_ignore_ascii_case(ns))
                 || aliases.iter().any(|(a, _)| a.eq_ignore_ascii_case(ns));
             (!known).then(|| {

@@ -184,8 +184,9 @@ fn recall(
             created: 0,
         })
         .collect();
-    evaluation.fill_recalls(|recall| -> Result<_, String> {
-        Ok(match recall.from {
+    for fired in &mut evaluation.fired {
+        let Some(recall) = &fired.recall else { continue };
+        let found = match recall.from {
             RecallFrom::Handoff => {
                 let active = engine.active_rules(&facts.state).map_err(|e| e.to_string())?;
                 memory::handoff(&facts.state, &active, &memories)
@@ -195,8 +196,12 @@ fn recall(
                     memory::search(&memories, recall).into_iter().cloned().collect();
                 memory::render_recalled(&found)
             }
-        })
-    })
+        };
+        if let Some(found) = found {
+            fired.add_recalled(found);
+        }
+    }
+    Ok(())
 }
 
 /// Whether exactly the `wanted` memories were captured.

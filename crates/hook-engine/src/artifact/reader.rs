@@ -161,6 +161,11 @@ impl<'a> Artifact<'a> {
         &self.bytes[offset..offset + len]
     }
 
+    /// The settings section as words.
+    pub fn settings(&self) -> Words<'a> {
+        Words(self.section(Section::Settings))
+    }
+
     /// Word `index` of section `kind`.
     ///
     /// # Errors
