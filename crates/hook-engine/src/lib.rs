@@ -5,6 +5,7 @@
 
 mod answer;
 pub mod artifact;
+pub mod bounded;
 mod eval;
 pub mod memory;
 pub mod text;

@@ -57,7 +57,7 @@ pub(crate) fn handle(
     }
 
     let key = format!("failure-{:016x}", fnv1a(note.as_bytes()));
-    if first_time(installation, session, &key) {
+    if first_time(installation, input, &key) {
         let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
         announce(
             output,

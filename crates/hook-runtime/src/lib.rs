@@ -19,6 +19,7 @@
 //! assert!(stdout.is_empty(), "no hookpack here: the hook stays silent");
 //! ```
 
+pub mod confined;
 mod env;
 mod exit;
 mod failure;
@@ -40,7 +41,6 @@ pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
 pub use failure::FAIL_CLOSED_FILE;
 pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
-pub use rules::stamp_path;
 pub use stdin::MAX_STDIN_BYTES;
 
 use respond::Answer;

@@ -2,25 +2,23 @@
 
 use std::fs;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use hook_engine::artifact::format::once;
-use hook_engine::artifact::sources::{hookpack_fingerprint, names_hash, sources};
-use hook_engine::artifact::{Artifact, ArtifactError, map_file};
+use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
+use hook_engine::bounded::read_regular;
+use hook_engine::artifact::{self, AlignedBytes, Artifact, ArtifactError};
 use hook_engine::memory::{self, RecallFrom};
 use hook_engine::{Bracket, Engine, Evaluation, Facts, Mode, Response, SessionState, respond};
 use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
+use crate::confined::{Confined, ConfinedDir};
 use crate::respond::{Answer, Answered};
 use crate::state::{Session, Store};
 use crate::transcript;
 use crate::{Env, Installation};
-
-/// Artifacts up to this size are checked against their CRC on every run (≈ 20 µs); larger ones
-/// once per version, remembered in a stamp file next to them.
-const VERIFY_EVERY_RUN: usize = 256 << 10;
 
 /// Answers `input` from the installation's artifact. Any problem with the artifact fails open.
 pub(crate) fn answer(
@@ -30,18 +28,22 @@ pub(crate) fn answer(
     env: &Env,
 ) -> Answer {
     let path = installation.artifact_path(env);
-    let (mapped, metadata) = match map_file(&path) {
-        Ok(mapped) => mapped,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+    let bytes = match load(&path) {
+        Ok(bytes) => bytes,
+        Err(Unusable::Missing) => {
             return Answer::note(format!(
                 "no compiled rules at {}; run `hookpack compile`",
                 path.display()
             ));
         }
-        Err(err) => return Answer::note(format!("cannot read {}: {err}", path.display())),
+        Err(Unusable::Unreadable(err)) => {
+            return Answer::note(format!("cannot read {}: {err}", path.display()));
+        }
+        Err(Unusable::Invalid(err)) => {
+            return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
+        }
     };
-    let artifact = match Artifact::parse(mapped.bytes()).and_then(|a| verified(a, &path, &metadata))
-    {
+    let artifact = match Artifact::parse(bytes.as_slice()) {
         Ok(artifact) => artifact,
         Err(err) => {
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
@@ -52,7 +54,7 @@ pub(crate) fn answer(
         Ok(None) => None,
         Ok(Some(change)) => {
             let key = format!("stale-{:016x}", artifact.source_fingerprint());
-            first_time(installation, &input.common.session_id, &key).then(|| {
+            first_time(installation, input, &key).then(|| {
                 format!(
                     "hookpack: rules are stale ({change}); run `hookpack compile` in {}",
                     root(installation).display()
@@ -291,36 +293,35 @@ pub(crate) fn announce(output: &mut hook_model::HookOutput, notice: String) {
     }
 }
 
-/// The artifact, once its CRC is known to hold.
-fn verified<'a>(
-    artifact: Artifact<'a>,
-    path: &Path,
-    metadata: &fs::Metadata,
-) -> Result<Artifact<'a>, ArtifactError> {
-    if artifact.bytes().len() <= VERIFY_EVERY_RUN {
-        artifact.verify()?;
-        return Ok(artifact);
-    }
-    let stamp_path = stamp_path(path);
-    let stamp =
-        format!("{} {} {:016x}", metadata.len(), mtime_ns(metadata), artifact.source_fingerprint());
-    if fs::read_to_string(&stamp_path).is_ok_and(|s| s == stamp) {
-        return Ok(artifact);
-    }
-    artifact.verify()?;
-    // Best effort: without the stamp the next run verifies again.
-    let staged = stamp_path.with_extension("ok.tmp");
-    if fs::write(&staged, &stamp).is_ok() {
-        let _ = fs::rename(&staged, &stamp_path);
-    }
-    Ok(artifact)
+/// Why the artifact cannot be used.
+#[derive(Debug)]
+pub(crate) enum Unusable {
+    /// There is none.
+    Missing,
+    /// It cannot be read: not a regular file, too large, or an IO error.
+    Unreadable(std::io::Error),
+    /// It was read but does not hold: truncated, another format, a wrong CRC.
+    Invalid(ArtifactError),
 }
 
-/// `rules.hpk` → `rules.hpk.ok`.
-pub fn stamp_path(artifact: &Path) -> PathBuf {
-    let mut name = artifact.file_name().unwrap_or_default().to_owned();
-    name.push(".ok");
-    artifact.with_file_name(name)
+/// Reads the artifact at `path` and checks its header and its CRC, over the whole file, before
+/// anything in it is used. A copy that does not hold is read once more: the compiler replaces
+/// the file by a rename, but another program (`cp`) may be rewriting it in place.
+pub(crate) fn load(path: &Path) -> Result<AlignedBytes, Unusable> {
+    let attempt = || {
+        let bytes = artifact::read(path).map_err(|err| match err.kind() {
+            std::io::ErrorKind::NotFound => Unusable::Missing,
+            _ => Unusable::Unreadable(err),
+        })?;
+        Artifact::parse(bytes.as_slice())
+            .and_then(|artifact| artifact.verify())
+            .map_err(Unusable::Invalid)?;
+        Ok(bytes)
+    };
+    match attempt() {
+        Err(Unusable::Invalid(_)) => attempt(),
+        other => other,
+    }
 }
 
 /// What changed since the artifact was compiled, if anything.
@@ -335,7 +336,9 @@ fn stale(artifact: &Artifact<'_>) -> Result<Option<String>, ArtifactError> {
             (Err(_), Some(_)) => return Ok(Some(format!("{} was removed", file.path))),
             (Ok(_), None) => return Ok(Some(format!("{} was created", file.path))),
             (Ok(meta), Some(len)) if meta.len() == len && mtime_ns(&meta) == file.mtime_ns => false,
-            (Ok(_), Some(_)) => fs::read(file.path)
+            // A source that is no longer a regular file under the cap cannot be what was
+            // compiled.
+            (Ok(_), Some(_)) => read_regular(Path::new(file.path), MAX_SOURCE_BYTES)
                 .map_or(true, |bytes| hook_engine::artifact::sources::fnv1a(&bytes) != file.hash),
         };
         if changed {
@@ -378,27 +381,51 @@ fn root(installation: &Installation) -> &Path {
     }
 }
 
-/// Whether this is the first time `key` is announced in `session`: a marker file under
-/// `state/notices/`, created atomically, so parallel hooks announce it once.
-pub(crate) fn first_time(installation: &Installation, session: &str, key: &str) -> bool {
-    let dir = installation.dir().join("state/notices");
-    let session: String = session
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-        .take(64)
-        .collect();
-    let _ = fs::create_dir_all(&dir);
-    match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(dir.join(format!("{session}.{key}")))
-    {
+/// How long a notice marker is kept: past it, the session is long gone.
+const NOTICE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+
+/// Whether this is the first time `key` is announced in the session of `input`: a marker file
+/// under `state/notices/`, created atomically, so parallel hooks announce it once. Where no
+/// marker can be kept (a read-only or refused folder), a notice is given only when a session
+/// starts, never on every hook.
+pub(crate) fn first_time(installation: &Installation, input: &HookInput, key: &str) -> bool {
+    let marker = format!("{}.{key}", session_marker(&input.common.session_id));
+    let dir = match Confined::of(installation).dir("state/notices") {
+        Ok(dir) => dir,
+        Err(_) => return input.kind() == EventKind::SessionStart,
+    };
+    match dir.create_new(&marker) {
         Ok(mut file) => {
             let _ = file.write_all(b"announced\n");
+            prune_notices(&dir);
             true
         }
-        // Already announced; or the folder is unwritable, and then saying it every time is
-        // better than never.
-        Err(err) => err.kind() != std::io::ErrorKind::AlreadyExists,
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(_) => input.kind() == EventKind::SessionStart,
+    }
+}
+
+/// A session's marker prefix: readable, and unique however long or odd the id (its hash).
+fn session_marker(session: &str) -> String {
+    let readable: String = session
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect();
+    format!("{readable}-{:016x}", hook_engine::artifact::sources::fnv1a(session.as_bytes()))
+}
+
+/// Removes the markers of sessions gone for a week (run when a marker is made, which is rare).
+fn prune_notices(dir: &ConfinedDir) {
+    let Ok(entries) = fs::read_dir(dir.path()) else { return };
+    let now = std::time::SystemTime::now();
+    for entry in entries.filter_map(Result::ok) {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > NOTICE_MAX_AGE));
+        if old && let Some(name) = entry.file_name().to_str() {
+            let _ = dir.remove(name);
+        }
     }
 }

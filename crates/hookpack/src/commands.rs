@@ -1,12 +1,12 @@
 //! The commands. Each returns whether it found the project healthy (`Ok(false)`: problems
 //! found, exit 1).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
 use hook_engine::artifact::{AlignedBytes, Artifact};
+use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_tests};
 
 /// The project and user folders for this run.
@@ -82,6 +82,9 @@ pub(crate) fn test(layout: &Layout) -> anyhow::Result<bool> {
 /// `hookpack compile [--check]`.
 pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     let started = Instant::now();
+    if let Some(project) = layout.project.as_ref().filter(|p| !p.is_dir()) {
+        anyhow::bail!("{} is not a folder; nothing was written", project.display());
+    }
     let Some(loaded) = checked(layout) else { return Ok(false) };
     if !run_all_tests(&loaded)? {
         eprintln!("error: pack tests failed; the compiled rules were not written");
@@ -90,11 +93,8 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     let rules = loaded.rules();
     let compiled = compile_rules(&rules, &loaded.config.settings(), &loaded.sources)
         .map_err(anyhow::Error::msg)?;
-    let path = std::env::var_os("HOOKPACK_ARTIFACT")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| layout.artifact_path())
-        .context("no project and no user folder to write the compiled rules to")?;
+    let (dir, name) = artifact_place(layout)?;
+    let path = dir.join(&name);
 
     if check {
         let current = std::fs::read(&path).ok();
@@ -111,16 +111,30 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     Artifact::parse(aligned.as_slice())
         .and_then(|a| a.verify())
         .context("the compiled artifact does not load")?;
-    write_atomically(&path, &compiled.bytes)?;
-    let _ = std::fs::remove_file(hook_runtime::stamp_path(&path));
+    let dir = match dir {
+        ArtifactDir::Confined(confined) => confined.dir("compiled"),
+        ArtifactDir::Given(folder) => {
+            std::fs::create_dir_all(&folder).map(|()| ConfinedDir::trusting(&folder))
+        }
+    }
+    .with_context(|| format!("writing {}", path.display()))?;
+    let write = |name: &str, bytes: &[u8]| {
+        dir.replace(name, bytes, true)
+            .with_context(|| format!("writing {}", dir.path().join(name).display()))
+    };
+    write(&name, &compiled.bytes)?;
+    // Earlier versions kept a verification stamp beside the artifact; a stale one (or a
+    // symlink planted in its place) must not outlive them. Unlinking never follows a link.
+    for legacy in [".ok", ".ok.tmp"] {
+        let _ = dir.remove(&format!("{name}{legacy}"));
+    }
     // The tools `fail = "closed"` rules cover, kept apart from the artifact so that a hook can
     // still deny them when the artifact is damaged.
-    let closed = path.with_file_name(hook_runtime::FAIL_CLOSED_FILE);
     let list = fail_closed_list(&rules);
     if list.is_empty() {
-        let _ = std::fs::remove_file(&closed);
+        let _ = dir.remove(hook_runtime::FAIL_CLOSED_FILE);
     } else {
-        write_atomically(&closed, list.as_bytes())?;
+        write(hook_runtime::FAIL_CLOSED_FILE, list.as_bytes())?;
     }
     println!(
         "compiled {} rules ({} keywords, {} globs, {} regexes) from {} packs into {} ({} bytes) in {} ms",
@@ -136,23 +150,43 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over `path`:
-/// a hook never sees a half-written file, and a hook that has the old one mapped keeps it.
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().context("artifact path has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let staged = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("rules"),
-        std::process::id()
-    ));
-    let mut file =
-        std::fs::File::create(&staged).with_context(|| format!("creating {}", staged.display()))?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .with_context(|| format!("writing {}", staged.display()))?;
-    std::fs::rename(&staged, path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
+/// Where the compiled rules go.
+enum ArtifactDir {
+    /// `compiled/` in the project's or the user's hookpack folder, checked on the way.
+    Confined(Confined),
+    /// The folder of `$HOOKPACK_ARTIFACT`, which the user chose.
+    Given(PathBuf),
+}
+
+/// The folder and file name of the artifact: `$HOOKPACK_ARTIFACT`, else `compiled/rules.hpk`
+/// in the project's hookpack folder, else in the user's.
+fn artifact_place(layout: &Layout) -> anyhow::Result<(ArtifactDir, String)> {
+    if let Some(path) = std::env::var_os("HOOKPACK_ARTIFACT").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("HOOKPACK_ARTIFACT names no file")?
+            .to_owned();
+        let folder = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        return Ok((ArtifactDir::Given(folder), name));
+    }
+    let confined = if let Some(project) = &layout.project {
+        Confined::new(project, Path::new(hook_runtime::PROJECT_SUBDIR))
+    } else {
+        let user = layout.user.as_ref().context("no project and no user folder")?;
+        Confined::new(user, Path::new(""))
+    };
+    Ok((ArtifactDir::Confined(confined), "rules.hpk".to_owned()))
+}
+
+impl ArtifactDir {
+    fn join(&self, name: &str) -> PathBuf {
+        match self {
+            ArtifactDir::Confined(confined) => confined.path().join("compiled").join(name),
+            ArtifactDir::Given(folder) => folder.join(name),
+        }
+    }
 }
 
 /// `hookpack explain <payload.json | ->`: which rules fired, which nearly did and why not, the
@@ -180,10 +214,10 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         .map(PathBuf::from)
         .or_else(|| layout.artifact_path())
         .context("no project and no user folder")?;
-    let (mapped, _) = hook_engine::artifact::map_file(&path).with_context(|| {
+    let bytes = hook_engine::artifact::read(&path).with_context(|| {
         format!("no compiled rules at {}; run `hookpack compile`", path.display())
     })?;
-    let artifact = Artifact::parse(mapped.bytes())
+    let artifact = Artifact::parse(bytes.as_slice())
         .and_then(|a| a.verify().map(|()| a))
         .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
     let engine = Engine::new(artifact).map_err(|e| anyhow::anyhow!("{e}"))?;

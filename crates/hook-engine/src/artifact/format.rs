@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -263,7 +263,7 @@ pub mod settings {
 /// [state_count, pattern_count, trans_count, out_count]
 /// root: 256 words, the root's transition for each (folded) byte
 /// states: state_count + 1 records of STATE_LEN words (a sentinel ends the arrays)
-///         [trans_start, out_start, fail, dict]
+///         [trans_start, out_start, fail, dict, depth]
 /// trans_targets: trans_count words      (per state, sorted by byte)
 /// trans_bytes: trans_count bytes, padded to a word
 /// outs: out_count words                 (pattern ids ending at the state)
@@ -275,7 +275,7 @@ pub mod keywords {
     /// Words of the root table.
     pub const ROOT: usize = 256;
     /// Words per state.
-    pub const STATE_LEN: usize = 4;
+    pub const STATE_LEN: usize = 5;
     /// Words per pattern.
     pub const PATTERN_LEN: usize = 4;
     /// No state: the end of a dictionary chain.

@@ -5,6 +5,25 @@
 //! found (overlapping), and an occurrence counts only at word boundaries (CONTRACT §4.1): a term
 //! that starts (ends) with a word character needs a non-word character or the text's start
 //! (end) next to it.
+//!
+//! # Bounded by construction
+//!
+//! The automaton comes from a file that may have been crafted (a CRC is easy to recompute), so
+//! the search trusts no link in it and still ends in time linear in the text. Every state
+//! records its depth (the length of the text it stands for; the root's is 0), and a link is
+//! followed only when it keeps the depths consistent:
+//!
+//! - a transition out of a state of depth `d` must reach depth `d + 1` (out of the root, 1);
+//! - a failure or dictionary link must reach a strictly smaller depth;
+//! - any other link, a state number past the end, or a range outside its array, reads as "back
+//!   to the root" or "no more".
+//!
+//! So the depth of the current state is at most the number of bytes read, each failure step
+//! lowers it, and each byte raises it by one at most: the failure steps of a whole search are
+//! at most the text's length. A dictionary chain lowers the depth at every step, so it is no
+//! longer than the current depth, exactly as in a well-formed automaton, and every output range
+//! is clamped to the outputs array. A damaged automaton finds wrong terms; it never loops,
+//! reads out of bounds or panics.
 
 use super::format::keywords::{
     BOUNDARY_END, BOUNDARY_START, HEADER, NONE, PATTERN_LEN, ROOT, STATE_LEN,
@@ -85,57 +104,86 @@ impl<'a> Keywords<'a> {
         let mut state = 0;
         for (at, &byte) in bytes.iter().enumerate() {
             state = self.next(state, byte.to_ascii_lowercase());
-            let mut output = if self.has_output(state) { state } else { self.dict(state) };
-            while output != NONE {
-                for pattern in self.outputs(output) {
+            let mut output =
+                if self.outputs(state).is_empty() { self.dict(state) } else { Some(state) };
+            while let Some(found) = output {
+                for pattern in self.outputs(found).map(|i| self.word(self.outs + i)) {
                     if self.at_boundaries(text, at + 1, pattern) {
                         matches.ids.push(pattern);
                     }
                 }
-                output = self.dict(output);
+                output = self.dict(found);
             }
         }
         matches.ids.sort_unstable();
         matches.ids.dedup();
     }
 
+    /// The state after `byte` in `state` (the module's notes say why this ends).
     fn next(&self, mut state: u32, byte: u8) -> u32 {
         loop {
             if state == 0 {
-                return self.word(HEADER + byte as usize);
+                let target = self.word(HEADER + byte as usize);
+                return if self.depth(target) == Some(1) { target } else { 0 };
             }
+            let Some(depth) = self.depth(state) else { return 0 };
             if let Some(target) = self.transition(state, byte) {
-                return target;
+                return if self.depth(target) == depth.checked_add(1) { target } else { 0 };
             }
-            state = self.fail(state);
+            // Failure links lead strictly closer to the root, or to the root itself.
+            let fail = self.state_word(state, 2);
+            state = match self.depth(fail) {
+                Some(d) if d < depth => fail,
+                _ => 0,
+            };
         }
     }
 
     fn transition(&self, state: u32, byte: u8) -> Option<u32> {
-        let start = self.state_word(state, 0) as usize;
-        let end = self.state_word(state + 1, 0) as usize;
+        let range = self.range(state, 0, self.trans_count())?;
         let offset = self.trans_bytes * 4;
-        let keys = self.bytes.get(offset + start..offset + end)?;
+        let keys = self.bytes.get(offset + range.start..offset + range.end)?;
         let i = keys.binary_search(&byte).ok()?;
-        Some(self.word(self.trans_targets + start + i))
+        Some(self.word(self.trans_targets + range.start + i))
     }
 
-    fn fail(&self, state: u32) -> u32 {
-        self.state_word(state, 2)
+    /// The nearest state with outputs along `state`'s failure chain, if any; strictly closer to
+    /// the root.
+    fn dict(&self, state: u32) -> Option<u32> {
+        let depth = self.depth(state)?;
+        let dict = self.state_word(state, 3);
+        self.depth(dict).filter(|&d| d < depth).map(|_| dict)
     }
 
-    fn dict(&self, state: u32) -> u32 {
-        self.state_word(state, 3)
+    /// The indices into the outputs array of the terms ending at `state`.
+    fn outputs(&self, state: u32) -> std::ops::Range<usize> {
+        self.range(state, 1, self.outs_count()).unwrap_or(0..0)
     }
 
-    fn has_output(&self, state: u32) -> bool {
-        self.state_word(state + 1, 1) > self.state_word(state, 1)
+    /// The range that field `field` of `state` and of the state after it delimit, when it lies
+    /// within an array of `len` entries.
+    fn range(&self, state: u32, field: usize, len: usize) -> Option<std::ops::Range<usize>> {
+        self.depth(state)?;
+        let start = self.state_word(state, field) as usize;
+        let end = self.state_word(state + 1, field) as usize;
+        (start <= end && end <= len).then_some(start..end)
     }
 
-    fn outputs(&self, state: u32) -> impl Iterator<Item = u32> + '_ {
-        let start = self.state_word(state, 1) as usize;
-        let end = self.state_word(state + 1, 1) as usize;
-        (start..end).map(move |i| self.word(self.outs + i))
+    /// The depth of `state`, or `None` when there is no such state.
+    fn depth(&self, state: u32) -> Option<u32> {
+        ((state as usize) < self.state_count()).then(|| self.state_word(state, 4))
+    }
+
+    fn state_count(&self) -> usize {
+        (self.trans_targets - self.states) / STATE_LEN - 1
+    }
+
+    fn trans_count(&self) -> usize {
+        self.trans_bytes - self.trans_targets
+    }
+
+    fn outs_count(&self) -> usize {
+        self.pattern_table - self.outs
     }
 
     fn at_boundaries(&self, text: &str, end: usize, pattern: u32) -> bool {
@@ -157,8 +205,7 @@ impl<'a> Keywords<'a> {
         self.word(self.states + state as usize * STATE_LEN + field)
     }
 
-    /// Word `index` of the section; a corrupt index reads as "no state", so a damaged
-    /// automaton finds less, never loops or panics (the CRC has caught damage before this).
+    /// Word `index` of the section; past the end, "no state".
     fn word(&self, index: usize) -> u32 {
         word(self.bytes, index).unwrap_or(NONE)
     }

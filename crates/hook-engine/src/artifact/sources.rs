@@ -6,6 +6,10 @@
 use super::format::Section;
 use super::reader::{Artifact, ArtifactError, StrRef};
 
+/// The largest source file (a pack, a config, a `context_file`) the compiler reads, and that a
+/// hook hashes to see whether it changed.
+pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
+
 /// A source file as it was at compile time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileStamp<'a> {
@@ -46,7 +50,9 @@ pub fn sources<'a>(
     };
     let (files, dirs) = (w(0)? as usize, w(1)? as usize);
     let mut at = 2;
-    let mut file_stamps = Vec::with_capacity(files);
+    // The counts come from the file: nothing is reserved by them, and each stamp is read
+    // through bounds-checked accessors, so a false count fails at the first missing word.
+    let mut file_stamps = Vec::new();
     for _ in 0..files {
         let path = artifact.str(StrRef { offset: w(at)?, len: w(at + 1)? })?;
         let len = wide(at + 2)?;
@@ -58,7 +64,7 @@ pub fn sources<'a>(
         });
         at += 8;
     }
-    let mut dir_stamps = Vec::with_capacity(dirs);
+    let mut dir_stamps = Vec::new();
     for _ in 0..dirs {
         let path = artifact.str(StrRef { offset: w(at)?, len: w(at + 1)? })?;
         dir_stamps.push(DirStamp { path, names_hash: wide(at + 2)? });

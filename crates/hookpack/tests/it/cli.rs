@@ -167,7 +167,7 @@ fn broken_artifacts_fail_open_and_say_so() {
                 b[8] = 99;
                 b
             },
-            "artifact format 99, but this hook reads format 3",
+            "artifact format 99, but this hook reads format 4",
         ),
         (
             "flipped byte",

@@ -28,6 +28,7 @@ pub(crate) fn keyword_section(patterns: &[String], postings: &[ListRef]) -> Vec<
             to_u32(outs.len()),
             trie.fail[node],
             trie.dict[node],
+            trie.depth[node],
         ]);
         // The root's transitions are in the dense root table.
         if node != 0 {
@@ -38,7 +39,7 @@ pub(crate) fn keyword_section(patterns: &[String], postings: &[ListRef]) -> Vec<
         }
         outs.extend_from_slice(&trie.outputs[node]);
     }
-    states.extend_from_slice(&[to_u32(trans_bytes.len()), to_u32(outs.len()), 0, NONE]);
+    states.extend_from_slice(&[to_u32(trans_bytes.len()), to_u32(outs.len()), 0, NONE, 0]);
 
     let mut section = Vec::new();
     push_words(
@@ -76,12 +77,15 @@ struct Trie {
     fail: Vec<u32>,
     /// Per node: the nearest node along the failure chain with outputs, or `NONE`.
     dict: Vec<u32>,
+    /// Per node: its distance from the root (the length of the text it stands for).
+    depth: Vec<u32>,
 }
 
 impl Trie {
     fn build(patterns: &[String]) -> Trie {
         let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
         let mut outputs: Vec<Vec<u32>> = vec![Vec::new()];
+        let mut depth: Vec<u32> = vec![0];
         for (id, pattern) in patterns.iter().enumerate() {
             let mut node = 0usize;
             for &byte in pattern.as_bytes() {
@@ -92,6 +96,7 @@ impl Trie {
                         children[node].insert(i, (byte, to_u32(child)));
                         children.push(Vec::new());
                         outputs.push(Vec::new());
+                        depth.push(depth[node] + 1);
                         child
                     }
                 };
@@ -133,6 +138,6 @@ impl Trie {
                 queue.push_back(child);
             }
         }
-        Trie { children, outputs, fail, dict }
+        Trie { children, outputs, fail, dict, depth }
     }
 }

@@ -1,0 +1,180 @@
+//! Reading files that hookpack does not control, within bounds (CONTRACT §7).
+//!
+//! A path may come from a payload (the transcript), the environment (`HOOKPACK_ARTIFACT`), an
+//! artifact (its sources) or a pack (`context_file`), and so from a hostile repository. Every
+//! read here is of a regular file, opened without blocking (a FIFO or a device is refused before
+//! a byte is read) and capped in size (a file that grows while it is read, or that reports no
+//! size, as `/proc` files do, is cut at the cap and refused).
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+/// Opens `path` for reading if it is a regular file, without blocking on a FIFO or a device.
+///
+/// # Errors
+///
+/// When it cannot be opened, or is not a regular file (`InvalidInput`).
+pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+    // O_NOCTTY: a terminal device must not become the hook's controlling terminal.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok((file, metadata))
+}
+
+/// Reads all of the regular file `path`, if it holds at most `cap` bytes.
+///
+/// # Errors
+///
+/// When it cannot be read, is not a regular file (`InvalidInput`) or holds more than `cap`
+/// bytes (`FileTooLarge`).
+pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let (file, metadata) = open_regular(path)?;
+    if metadata.len() > cap {
+        return Err(too_large(path, cap));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(path, cap));
+    }
+    Ok(bytes)
+}
+
+/// Reads all of the regular file `path`, if it holds at most `cap` bytes, into a buffer whose
+/// start is 8-byte aligned (as the serialized DFAs inside an artifact require).
+///
+/// The bytes are copied, not mapped: another program rewriting the file in place (as `cp`
+/// does) can then give a torn copy, which the artifact's CRC catches, but never a `SIGBUS`.
+///
+/// # Errors
+///
+/// As [`read_regular`].
+pub fn read_aligned(path: &Path, cap: u64) -> io::Result<AlignedBytes> {
+    let (mut file, metadata) = open_regular(path)?;
+    let len = usize::try_from(metadata.len())
+        .ok()
+        .filter(|&len| len as u64 <= cap)
+        .ok_or_else(|| too_large(path, cap))?;
+    let mut aligned = AlignedBytes::zeroed(len);
+    let buffer = aligned.as_mut_slice();
+    let mut filled = 0;
+    while filled < len {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    // Shrunk or grown since `fstat`: the copy is torn; let the caller's checks see a short
+    // file, and refuse a longer one here (it is not what was sized).
+    aligned.len = filled;
+    let mut probe = [0u8; 1];
+    if filled == len && file.read(&mut probe)? != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} grew while it was read", path.display()),
+        ));
+    }
+    Ok(aligned)
+}
+
+fn too_large(path: &Path, cap: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("{} is larger than {cap} bytes", path.display()),
+    )
+}
+
+/// Bytes whose start is 8-byte aligned, as the serialized DFAs inside an artifact require.
+#[derive(Clone, Debug)]
+pub struct AlignedBytes {
+    buffer: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBytes {
+    /// Copies `bytes` to an aligned buffer.
+    pub fn new(bytes: &[u8]) -> Self {
+        let mut aligned = AlignedBytes::zeroed(bytes.len());
+        aligned.as_mut_slice().copy_from_slice(bytes);
+        aligned
+    }
+
+    /// `len` zero bytes.
+    fn zeroed(len: usize) -> Self {
+        let buffer = vec![0; len + 8];
+        let start = buffer.as_ptr().align_offset(8).min(8);
+        AlignedBytes { buffer, start, len }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.buffer[self.start..self.start + self.len]
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buffer[self.start..self.start + self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("hookpack-bounded-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn regular_files_are_read_within_their_cap() {
+        let dir = temp_dir("regular");
+        let path = dir.join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(read_regular(&path, 10).unwrap(), b"0123456789");
+        assert_eq!(read_regular(&path, 9).unwrap_err().kind(), io::ErrorKind::FileTooLarge);
+        let aligned = read_aligned(&path, 10).unwrap();
+        assert_eq!(aligned.as_slice(), b"0123456789");
+        assert_eq!(aligned.as_slice().as_ptr().align_offset(8), 0);
+        assert_eq!(read_aligned(&path, 9).unwrap_err().kind(), io::ErrorKind::FileTooLarge);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn devices_folders_and_fifos_are_refused_without_blocking() {
+        let dir = temp_dir("special");
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        for path in [Path::new("/dev/zero"), Path::new("/dev/urandom"), &dir, &fifo] {
+            let err = read_regular(path, 1 << 20).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{}", path.display());
+            assert!(read_aligned(path, 1 << 20).is_err(), "{}", path.display());
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn files_without_a_size_are_cut_at_the_cap() {
+        // procfs reports no size; the read must still stop.
+        let err = read_regular(Path::new("/proc/self/maps"), 16).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+    }
+}
