@@ -28,19 +28,19 @@ pub struct Common {
     /// Claude Code's working directory; follows `cd` and worktrees.
     pub cwd: String,
     /// The session's permission mode; not every event receives it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub permission_mode: Option<PermissionMode>,
     /// The id of the prompt in progress; absent before the first prompt.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub prompt_id: Option<String>,
     /// The subagent's id, when the hook fires inside a subagent.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub agent_id: Option<String>,
     /// The subagent's type, or the `--agent` name on the main thread.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub agent_type: Option<String>,
     /// The model's effort, on models that have one.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub effort: Option<Effort>,
 }
 
@@ -51,22 +51,22 @@ pub struct SessionStartInput {
     /// Why the session started.
     pub source: SessionStartSource,
     /// The model, when Claude Code sends it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub model: Option<String>,
     /// The session's title.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub session_title: Option<String>,
     /// Seconds since the last response, on resume or fork (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub seconds_since_last_response: Option<f64>,
     /// Tokens the next request re-sends, on resume or fork (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional_u64")]
     pub context_tokens: Option<u64>,
     /// Whether the prompt cache has likely expired (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub prompt_cache_likely_expired: Option<bool>,
     /// Estimated cost of rewriting the cache, in USD (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub estimated_cache_write_usd: Option<f64>,
 }
 
@@ -85,10 +85,10 @@ pub struct UserPromptSubmitInput {
     /// The prompt's text.
     pub prompt: String,
     /// Where the prompt came from (Agent SDK types; may be omitted).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub source: Option<PromptSource>,
     /// The session's title.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub session_title: Option<String>,
 }
 
@@ -103,7 +103,7 @@ pub struct UserPromptExpansionInput {
     /// The text after the command.
     pub command_args: String,
     /// Where the command is defined, e.g. `plugin`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub command_source: Option<String>,
     /// The prompt as typed, e.g. `/review src/`.
     pub prompt: String,
@@ -118,6 +118,7 @@ pub struct MessageDisplayInput {
     /// The message's id (not the API's `msg_` id).
     pub message_id: String,
     /// The batch's index within the message.
+    #[serde(default, deserialize_with = "crate::lenient::u64")]
     pub index: u64,
     /// Whether this is the message's last batch.
     #[serde(rename = "final")]
@@ -134,10 +135,11 @@ pub struct PreToolUseInput {
     pub tool_name: ToolName,
     /// The tool's arguments.
     pub tool_input: Map<String, Value>,
-    /// The call's id.
+    /// The call's id; empty before Claude Code 2.0.43, which did not send it.
+    #[serde(default, deserialize_with = "crate::lenient::string")]
     pub tool_use_id: String,
     /// The MCP server behind the tool (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mcp_server: Option<McpServer>,
 }
 
@@ -154,7 +156,7 @@ pub struct PermissionRequestInput {
     #[serde(default)]
     pub permission_suggestions: Vec<Value>,
     /// The MCP server behind the tool (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mcp_server: Option<McpServer>,
 }
 
@@ -166,12 +168,13 @@ pub struct PermissionDeniedInput {
     pub tool_name: ToolName,
     /// The tool's arguments.
     pub tool_input: Map<String, Value>,
-    /// The call's id.
+    /// The call's id; empty before Claude Code 2.0.43, which did not send it.
+    #[serde(default, deserialize_with = "crate::lenient::string")]
     pub tool_use_id: String,
     /// The classifier's reason.
     pub reason: String,
     /// The MCP server behind the tool (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mcp_server: Option<McpServer>,
 }
 
@@ -186,13 +189,14 @@ pub struct PostToolUseInput {
     /// The tool's structured output; its shape depends on the tool.
     #[serde(default)]
     pub tool_response: Value,
-    /// The call's id.
+    /// The call's id; empty before Claude Code 2.0.43, which did not send it.
+    #[serde(default, deserialize_with = "crate::lenient::string")]
     pub tool_use_id: String,
     /// How long the call took.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional_u64")]
     pub duration_ms: Option<u64>,
     /// The MCP server behind the tool (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mcp_server: Option<McpServer>,
 }
 
@@ -204,18 +208,19 @@ pub struct PostToolUseFailureInput {
     pub tool_name: ToolName,
     /// The tool's arguments.
     pub tool_input: Map<String, Value>,
-    /// The call's id.
+    /// The call's id; empty before Claude Code 2.0.43, which did not send it.
+    #[serde(default, deserialize_with = "crate::lenient::string")]
     pub tool_use_id: String,
     /// The error; for Bash the first line is `Exit code N`.
     pub error: String,
     /// Whether the user interrupted the call.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub is_interrupt: Option<bool>,
     /// How long the call took.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional_u64")]
     pub duration_ms: Option<u64>,
     /// The MCP server behind the tool (Agent SDK types).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mcp_server: Option<McpServer>,
 }
 
@@ -234,7 +239,7 @@ pub struct NotificationInput {
     /// The notification's text.
     pub message: String,
     /// Its title.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub title: Option<String>,
     /// Its kind.
     pub notification_type: NotificationType,
@@ -252,16 +257,16 @@ pub struct SubagentStopInput {
     /// Whether the subagent already continues because a stop hook blocked.
     pub stop_hook_active: bool,
     /// The subagent's own transcript.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub agent_transcript_path: Option<String>,
     /// The subagent's last message.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub last_assistant_message: Option<String>,
     /// Background tasks still running.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub background_tasks: Option<Vec<BackgroundTask>>,
     /// The parent session's scheduled prompts.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub session_crons: Option<Vec<SessionCron>>,
 }
 
@@ -274,13 +279,13 @@ pub struct TaskCreatedInput {
     /// The task's subject.
     pub task_subject: String,
     /// The task's description.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub task_description: Option<String>,
     /// The teammate that owns it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub teammate_name: Option<String>,
     /// The team (deprecated by Claude Code).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub team_name: Option<String>,
 }
 
@@ -293,13 +298,13 @@ pub struct TaskCompletedInput {
     /// The task's subject.
     pub task_subject: String,
     /// The task's description.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub task_description: Option<String>,
     /// The teammate that owns it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub teammate_name: Option<String>,
     /// The team (deprecated by Claude Code).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub team_name: Option<String>,
 }
 
@@ -310,13 +315,13 @@ pub struct StopInput {
     /// Whether the agent already continues because a stop hook blocked.
     pub stop_hook_active: bool,
     /// The agent's last message; read this, not the transcript, which may lag.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub last_assistant_message: Option<String>,
     /// Background tasks still running.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub background_tasks: Option<Vec<BackgroundTask>>,
     /// The session's scheduled prompts.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub session_crons: Option<Vec<SessionCron>>,
 }
 
@@ -327,10 +332,10 @@ pub struct StopFailureInput {
     /// The error.
     pub error: StopFailureError,
     /// Details of the error.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub error_details: Option<Value>,
     /// The rendered API error text.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub last_assistant_message: Option<String>,
 }
 
@@ -341,7 +346,7 @@ pub struct TeammateIdleInput {
     /// The teammate.
     pub teammate_name: String,
     /// The team (deprecated by Claude Code).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub team_name: Option<String>,
 }
 
@@ -356,13 +361,13 @@ pub struct InstructionsLoadedInput {
     /// Why it was loaded.
     pub load_reason: LoadReason,
     /// The `paths:` globs of a path rule.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub globs: Option<Vec<String>>,
     /// The file whose reading triggered the load.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub trigger_file_path: Option<String>,
     /// The file that imported it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub parent_file_path: Option<String>,
 }
 
@@ -373,7 +378,7 @@ pub struct ConfigChangeInput {
     /// Which settings changed.
     pub source: ConfigSource,
     /// The file that changed.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub file_path: Option<String>,
 }
 
@@ -430,7 +435,7 @@ pub struct PreCompactInput {
     /// What started the compaction.
     pub trigger: CompactTrigger,
     /// The text after `/compact`; empty or null for automatic compactions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub custom_instructions: Option<String>,
 }
 
@@ -453,16 +458,16 @@ pub struct ElicitationInput {
     /// What it asks.
     pub message: String,
     /// How it asks.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mode: Option<ElicitationMode>,
     /// The URL to open, in `url` mode.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub url: Option<String>,
     /// The elicitation's id.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub elicitation_id: Option<String>,
     /// The JSON Schema of the form, in `form` mode.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub requested_schema: Option<Value>,
 }
 
@@ -475,13 +480,13 @@ pub struct ElicitationResultInput {
     /// How the user answered.
     pub action: ElicitationAction,
     /// How it asked.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub mode: Option<ElicitationMode>,
     /// The elicitation's id.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub elicitation_id: Option<String>,
     /// The answer, when accepted.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub content: Option<Value>,
 }
 
@@ -502,24 +507,24 @@ pub struct ModelSwitch {
     /// The model switched to.
     pub to_model: String,
     /// The model as the user asked for it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub requested_model: Option<String>,
     /// Who asked.
     pub source: ModelSwitchSource,
     /// Tokens the next request re-sends.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional_u64")]
     pub context_tokens: Option<u64>,
     /// Whether the prompt cache is warm.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub prompt_cache_warm: Option<bool>,
     /// The cache's time to live, `5m` or `1h`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub cache_ttl: Option<String>,
     /// Estimated cost of rewriting the cache, in USD.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub estimated_cache_write_usd: Option<f64>,
     /// Where the estimate's prices came from.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::optional")]
     pub pricing: Option<PricingSource>,
 }
 

@@ -85,6 +85,7 @@ mod open_enum;
 mod cap;
 mod event;
 mod input;
+mod lenient;
 mod output;
 mod tool;
 mod values;

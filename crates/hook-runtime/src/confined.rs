@@ -183,7 +183,8 @@ impl ConfinedDir {
             }
             other => other?,
         };
-        let written = file.write_all(bytes).and_then(|()| if sync { file.sync_all() } else { Ok(()) });
+        let written =
+            file.write_all(bytes).and_then(|()| if sync { file.sync_all() } else { Ok(()) });
         drop(file);
         let renamed = written.and_then(|()| std::fs::rename(&staged, &target));
         if renamed.is_err() {
@@ -259,9 +260,11 @@ mod tests {
         std::fs::write(&victim, b"precious").unwrap();
 
         // A linked folder anywhere below the trusted one is refused.
-        for (linked, rel) in
-            [(".claude", "state"), (".claude/hookpack", "state"), (".claude/hookpack/state", "state")]
-        {
+        for (linked, rel) in [
+            (".claude", "state"),
+            (".claude/hookpack", "state"),
+            (".claude/hookpack/state", "state"),
+        ] {
             let project = root.join(format!("p-{}", linked.replace('/', "-")));
             let at = project.join(linked);
             std::fs::create_dir_all(at.parent().unwrap()).unwrap();
@@ -273,6 +276,7 @@ mod tests {
         }
 
         // A linked file is neither created through nor replaced through.
+        std::fs::create_dir(root.join("p")).unwrap();
         let confined = Confined::new(&root.join("p"), Path::new(".claude/hookpack"));
         let dir = confined.dir("compiled").unwrap();
         symlink(&victim, dir.entry("marker").unwrap()).unwrap();

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use hook_engine::artifact::sources::fnv1a;
+use hook_engine::bounded::read_regular;
 use hook_model::{EventKind, HookInput, HookOutput, PermissionDecision};
+use serde_json::Value;
 
 use crate::respond::{Answer, Answered};
 use crate::rules::{announce, first_time};
@@ -18,62 +20,140 @@ use crate::{Env, Installation};
 /// separate from the artifact so that it survives the artifact's damage.
 pub const FAIL_CLOSED_FILE: &str = "fail-closed.txt";
 
-/// Records and announces the failure in `answer.note`; denies a covered tool on `PreToolUse`.
+/// The command that gets a user out of a failure to read the rules, in `root`. A fail-closed
+/// guard may be denying the Bash tool itself, so it is said as the user runs it: in a
+/// terminal, or in Claude Code behind `!` (bash mode runs it in the user's shell, not through
+/// the Bash tool, so no hook guards it).
+pub(crate) fn way_out(root: &Path) -> String {
+    format!(
+        "run `hookpack compile --project {}` in a terminal, or type `! hookpack compile` in Claude Code",
+        root.display()
+    )
+}
+
+/// What is known of the event that failed: from its typed payload, or from the raw JSON when
+/// the payload could not be read as the event's type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Failed<'a> {
+    /// The event.
+    pub(crate) kind: EventKind,
+    /// Its session.
+    pub(crate) session: &'a str,
+    /// Its tool, on tool events.
+    pub(crate) tool: Option<&'a str>,
+    /// Whether the payload itself could not be read (rather than the rules).
+    pub(crate) unreadable_payload: bool,
+}
+
+impl<'a> Failed<'a> {
+    pub(crate) fn of(input: &'a HookInput) -> Failed<'a> {
+        Failed {
+            kind: input.kind(),
+            session: &input.common.session_id,
+            tool: input.tool().map(|(tool, _)| tool.as_str()),
+            unreadable_payload: false,
+        }
+    }
+
+    /// From a payload that did not parse as `kind`'s input: whatever of it can be read.
+    pub(crate) fn of_raw(kind: EventKind, payload: &'a Value) -> Failed<'a> {
+        let text = |key: &str| payload.get(key).and_then(Value::as_str);
+        Failed {
+            kind,
+            session: text("session_id").unwrap_or(""),
+            tool: if kind.is_tool_event() { text("tool_name") } else { None },
+            unreadable_payload: true,
+        }
+    }
+}
+
+/// Records and announces the failure in `answer.note`; denies a covered tool on `PreToolUse`
+/// when the rules could not answer.
 pub(crate) fn handle(
     answer: &mut Answer,
-    input: &HookInput,
+    failed: Failed<'_>,
     installation: &Installation,
     env: &Env,
 ) {
     let Some(note) = answer.note.clone() else { return };
-    let kind = input.kind();
-    let session = &input.common.session_id;
+    let Failed { kind, session, tool, unreadable_payload } = failed;
     // Best effort: when the database is what failed, the stderr line is all there is.
-    let _ = Store::open(installation.dir())
-        .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
+    if crate::confined::Confined::of(installation).dir("state").is_ok() {
+        let _ = Store::open(installation.dir())
+            .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
+    }
+    let root = installation.root();
 
-    if kind == EventKind::PreToolUse
-        && answer.output.is_none()
-        && let Some((tool, _)) = input.tool()
-    {
-        let tool = tool.as_str();
+    let mut denied = None;
+    if kind == EventKind::PreToolUse && answer.output.is_none() {
         let list = installation.artifact_path(env).with_file_name(FAIL_CLOSED_FILE);
         let rules = covering(&list, tool);
         if !rules.is_empty() {
+            let tool = tool.unwrap_or("this tool");
             let mut output = HookOutput::empty(kind);
             if let HookOutput::PreToolUse(o) = &mut output {
                 let s = &mut o.hook_specific_output;
                 s.permission_decision = Some(PermissionDecision::Deny);
+                let (what, fix) = if unreadable_payload {
+                    (
+                        "this call's payload",
+                        format!(
+                            "update hookpack if Claude Code changed its payloads, or turn the \
+                             guard off with `disable = [\"{}\"]` in \
+                             .claude/hookpack/hookpack.local.toml and then {}",
+                            rules[0],
+                            way_out(root)
+                        ),
+                    )
+                } else {
+                    ("its rules", way_out(root))
+                };
                 s.permission_decision_reason = Some(format!(
-                    "[hookpack] {} guard{} `{tool}` and must not be skipped, but hookpack could \
-                     not evaluate its rules ({note}). Ask the user to run `hookpack doctor`.",
+                    "[hookpack] {} must check every `{tool}` call (fail = \"closed\"), but \
+                     hookpack cannot read {what}: {note}. Nothing is wrong with the call \
+                     itself. Ask the user to {fix}; `hookpack doctor` shows the details.",
                     rules.join(", "),
-                    if rules.len() == 1 { "s" } else { "" },
                 ));
             }
             answer.output = Some(output);
             answer.answered = Answered::FailClosed;
+            denied = Some(tool);
         }
     }
 
     let key = format!("failure-{:016x}", fnv1a(note.as_bytes()));
-    if first_time(installation, input, &key) {
+    if first_time(installation, kind, session, &key) {
+        let consequence = match (answer.answered, denied) {
+            (Answered::FailClosed, Some(tool)) => {
+                format!("`{tool}` calls are denied by fail-closed guards until it is fixed")
+            }
+            (Answered::FromRules, _) => "the rules still answer, without it".to_owned(),
+            _ => "hooks answer without their rules until it is fixed".to_owned(),
+        };
         let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
         announce(
             output,
             format!(
-                "hookpack: {note}. Hooks answer without their rules until this is fixed; `hookpack doctor` shows the details."
+                "hookpack: {note}; {consequence}. To fix it, {}; `hookpack doctor` shows the details.",
+                way_out(root)
             ),
         );
     }
 }
 
-/// The rules in the fail-closed list at `path` that cover `tool`.
-fn covering(path: &Path, tool: &str) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+/// The most a fail-closed list is read of: one line per rule.
+const MAX_FAIL_CLOSED_BYTES: u64 = 1 << 20;
+
+/// The rules in the fail-closed list at `path` that cover `tool` (every tool's, `*`, when the
+/// tool is unknown).
+fn covering(path: &Path, tool: Option<&str>) -> Vec<String> {
+    let Ok(bytes) = read_regular(path, MAX_FAIL_CLOSED_BYTES) else { return Vec::new() };
+    let text = String::from_utf8_lossy(&bytes);
     text.lines()
         .filter_map(|line| line.split_once(' '))
-        .filter(|(_, tools)| *tools == "*" || tools.split('|').any(|t| t == tool))
+        .filter(|(_, tools)| {
+            *tools == "*" || tool.is_some_and(|tool| tools.split('|').any(|t| t == tool))
+        })
         .map(|(rule, _)| rule.to_owned())
         .collect()
 }

@@ -105,6 +105,20 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
         Err(err @ InputError::WrongEvent { .. }) => {
             return Answer::note(format!("{err}; check the hook's command in settings.json"));
         }
+        Err(err @ InputError::Invalid(..)) => {
+            // The event's own payload, but not in a shape hookpack reads: the rules cannot be
+            // evaluated, so this is a failure like a broken artifact, and a tool that a
+            // fail-closed rule covers is denied rather than let through unguarded.
+            let mut answer = Answer::note(err.to_string());
+            let cwd = payload.get("cwd").and_then(serde_json::Value::as_str).unwrap_or("");
+            if let Some(installation) = Installation::discover(env, Path::new(cwd))
+                && !env.dry_run
+            {
+                let failed = failure::Failed::of_raw(kind, &payload);
+                failure::handle(&mut answer, failed, &installation, env);
+            }
+            return answer;
+        }
         Err(err) => return Answer::note(err.to_string()),
     };
 
@@ -114,7 +128,7 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
     };
     let mut answer = rules::answer(&input, &payload, &installation, env);
     if answer.note.is_some() && !env.dry_run {
-        failure::handle(&mut answer, &input, &installation, env);
+        failure::handle(&mut answer, failure::Failed::of(&input), &installation, env);
     }
     answer
 }

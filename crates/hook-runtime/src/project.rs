@@ -54,6 +54,14 @@ impl Installation {
         }
     }
 
+    /// The project's root, or the user's folder.
+    pub fn root(&self) -> &Path {
+        match self {
+            Installation::Project { root, .. } => root,
+            Installation::User { dir } => dir,
+        }
+    }
+
     /// Where the compiled artifact is: `$HOOKPACK_ARTIFACT`, else `compiled/rules.hpk` in the
     /// installation's folder.
     pub fn artifact_path(&self, env: &Env) -> PathBuf {

@@ -7,8 +7,8 @@ use std::time::UNIX_EPOCH;
 
 use hook_engine::artifact::format::once;
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
-use hook_engine::bounded::read_regular;
 use hook_engine::artifact::{self, AlignedBytes, Artifact, ArtifactError};
+use hook_engine::bounded::read_regular;
 use hook_engine::memory::{self, RecallFrom};
 use hook_engine::{Bracket, Engine, Evaluation, Facts, Mode, Response, SessionState, respond};
 use hook_model::{EventKind, HookInput};
@@ -54,10 +54,10 @@ pub(crate) fn answer(
         Ok(None) => None,
         Ok(Some(change)) => {
             let key = format!("stale-{:016x}", artifact.source_fingerprint());
-            first_time(installation, input, &key).then(|| {
+            first_time(installation, input.kind(), &input.common.session_id, &key).then(|| {
                 format!(
                     "hookpack: rules are stale ({change}); run `hookpack compile` in {}",
-                    root(installation).display()
+                    installation.root().display()
                 )
             })
         }
@@ -374,25 +374,22 @@ fn mtime_ns(meta: &fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
-fn root(installation: &Installation) -> &Path {
-    match installation {
-        Installation::Project { root, .. } => root,
-        Installation::User { dir } => dir,
-    }
-}
-
 /// How long a notice marker is kept: past it, the session is long gone.
-const NOTICE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 86_400);
+const NOTICE_MAX_AGE: std::time::Duration = std::time::Duration::from_hours(7 * 24);
 
-/// Whether this is the first time `key` is announced in the session of `input`: a marker file
+/// Whether this is the first time `key` is announced in `session`: a marker file
 /// under `state/notices/`, created atomically, so parallel hooks announce it once. Where no
 /// marker can be kept (a read-only or refused folder), a notice is given only when a session
 /// starts, never on every hook.
-pub(crate) fn first_time(installation: &Installation, input: &HookInput, key: &str) -> bool {
-    let marker = format!("{}.{key}", session_marker(&input.common.session_id));
-    let dir = match Confined::of(installation).dir("state/notices") {
-        Ok(dir) => dir,
-        Err(_) => return input.kind() == EventKind::SessionStart,
+pub(crate) fn first_time(
+    installation: &Installation,
+    kind: EventKind,
+    session: &str,
+    key: &str,
+) -> bool {
+    let marker = format!("{}.{key}", session_marker(session));
+    let Ok(dir) = Confined::of(installation).dir("state/notices") else {
+        return kind == EventKind::SessionStart;
     };
     match dir.create_new(&marker) {
         Ok(mut file) => {
@@ -401,7 +398,7 @@ pub(crate) fn first_time(installation: &Installation, input: &HookInput, key: &s
             true
         }
         Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => false,
-        Err(_) => input.kind() == EventKind::SessionStart,
+        Err(_) => kind == EventKind::SessionStart,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests of the `hookpack-<event>` binaries, run as real subprocesses.
 #![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
 
+mod hostile;
 mod session;
 mod smoke;
 

@@ -19,8 +19,8 @@ mod matchers;
 mod reader;
 pub mod sources;
 
-pub use keywords::{KeywordMatches, Keywords, is_word_char};
 pub use crate::bounded::AlignedBytes;
+pub use keywords::{KeywordMatches, Keywords, is_word_char};
 pub use matchers::Matchers;
 pub use reader::{Artifact, ArtifactError, ListRef, StrRef, Words, checksum};
 

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
 
 mod artifact;
+mod crafted;
 mod diagnostics;
 mod differential;
 mod pack_tests;

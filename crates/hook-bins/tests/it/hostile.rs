@@ -1,0 +1,352 @@
+//! A hostile repository and a crafted artifact against the real binaries: planted symlinks,
+//! artifacts with a valid CRC but lying counts or cyclic automaton links, an artifact rewritten
+//! in place while hooks read it. Nothing may leak, be overwritten, abort, hang or be killed.
+
+use std::io::Write as _;
+use std::os::unix::fs::symlink;
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use hook_engine::artifact::checksum;
+use hook_engine::artifact::format::{HEADER_LEN, SECTION_ENTRY_LEN, Section, header, keywords};
+use hook_model::EventKind;
+use rules_compiler::{Layout, compile, load};
+use serde_json::{Value, json};
+
+const GUARD: &str = r#"[pack]
+name = "guard"
+
+[[rule]]
+id = "rm-root"
+on = "PreToolUse"
+tool = "Bash"
+regex = ['\brm\s+-rf\s+/(\s|$)']
+decision = "deny"
+fail = "closed"
+reason = "rm -rf / deletes the whole system."
+
+[[rule]]
+id = "db"
+on = "UserPromptSubmit"
+keywords = ["migration", "postgres", "schema", "sql"]
+context = "Migrations live in db/migrations."
+"#;
+
+/// A project under the test target dir with `pack` compiled (as `hookpack compile` does:
+/// the artifact and the fail-closed list); returns its root.
+fn project(name: &str, pack: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile").join(name);
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join(".claude/hookpack");
+    std::fs::create_dir_all(dir.join("packs")).unwrap();
+    std::fs::create_dir_all(dir.join("compiled")).unwrap();
+    std::fs::create_dir_all(root.join("outside")).unwrap();
+    std::fs::write(dir.join("packs/guard.toml"), pack).unwrap();
+    write_artifact(&root, &compiled(&root));
+    root
+}
+
+fn compiled(root: &Path) -> Vec<u8> {
+    let layout = Layout { project: Some(root.to_owned()), user: Some(root.join("user/hookpack")) };
+    let loaded = load(&layout, &[]);
+    assert!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
+    let rules = loaded.rules();
+    let list = rules_compiler::fail_closed_list(&rules);
+    std::fs::write(root.join(".claude/hookpack/compiled/fail-closed.txt"), list).unwrap();
+    compile(&rules, &loaded.config.settings(), &loaded.sources).unwrap().bytes
+}
+
+fn artifact_path(root: &Path) -> PathBuf {
+    root.join(".claude/hookpack/compiled/rules.hpk")
+}
+
+fn write_artifact(root: &Path, bytes: &[u8]) {
+    std::fs::write(artifact_path(root), bytes).unwrap();
+}
+
+/// Runs the hook of `kind` on `payload` in `root`, killing it after `limit`.
+fn run(root: &Path, kind: EventKind, payload: &Value, limit: Duration) -> Output {
+    let mut payload = payload.clone();
+    let fields = payload.as_object_mut().unwrap();
+    fields.insert("hook_event_name".into(), json!(kind.as_str()));
+    fields.entry("session_id").or_insert(json!("hostile-session"));
+    fields.entry("cwd").or_insert(json!(root));
+    fields.entry("transcript_path").or_insert(json!(root.join("transcript.jsonl")));
+    if kind.is_tool_event() {
+        fields.entry("tool_use_id").or_insert(json!("toolu_01"));
+    }
+    let binary = Path::new(env!("CARGO_BIN_EXE_hookpack-stop")).with_file_name(kind.binary_name());
+    let mut child = Command::new(binary)
+        .env_clear()
+        .env("CLAUDE_PROJECT_DIR", root)
+        .env("XDG_CONFIG_HOME", root.join("user"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    let id = child.id();
+    let (done, finished) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let output = child.wait_with_output().unwrap();
+        let _ = done.send(());
+        output
+    });
+    if finished.recv_timeout(limit).is_err() {
+        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+        let output = waiter.join().unwrap();
+        panic!(
+            "{kind} did not answer within {limit:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    waiter.join().unwrap()
+}
+
+fn bash(command: &str) -> Value {
+    json!({"tool_name": "Bash", "tool_input": {"command": command}})
+}
+
+/// The hook's answer, checked to be a clean exit with at most one JSON object and one line.
+fn answer(output: &Output) -> Value {
+    assert_eq!(output.status.signal(), None, "killed by a signal: {output:?}");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.lines().count() <= 1 && !stderr.contains("backtrace"), "{stderr}");
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    if stdout.is_empty() { Value::Null } else { serde_json::from_str(&stdout).unwrap() }
+}
+
+fn decision(answer: &Value) -> Option<&str> {
+    answer.pointer("/hookSpecificOutput/permissionDecision").and_then(Value::as_str)
+}
+
+/// Rewrites the artifact's CRC after a crafted change, as an attacker would.
+fn recrc(bytes: &mut [u8]) {
+    let crc = checksum(bytes);
+    bytes[header::CRC..header::CRC + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn section(bytes: &[u8], kind: Section) -> (usize, usize) {
+    let entry = HEADER_LEN + (kind as usize - 1) * SECTION_ENTRY_LEN;
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    (word(entry + 4), word(entry + 8))
+}
+
+fn put(bytes: &mut [u8], at: usize, value: u32) {
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+#[test]
+fn a_planted_stamp_symlink_is_never_written_through() {
+    // Large artifacts were once verified once per version and a stamp written beside them
+    // with `fs::write`, which follows a committed symlink at `rules.hpk.ok.tmp`.
+    let many: Vec<String> = (0..12_000).map(|i| format!("\"term{i}x\"")).collect();
+    let big = format!(
+        "{GUARD}\n[[rule]]\nid = \"many\"\non = \"UserPromptSubmit\"\nkeywords = [{}]\ncontext = \"x\"\n",
+        many.join(", ")
+    );
+    let root = project("stamp-symlink", &big);
+    assert!(std::fs::metadata(artifact_path(&root)).unwrap().len() > 256 << 10);
+    let victim = root.join("outside/bashrc");
+    std::fs::write(&victim, "export PATH=/usr/bin\n").unwrap();
+    for name in ["rules.hpk.ok.tmp", "rules.hpk.ok"] {
+        symlink(&victim, root.join(".claude/hookpack/compiled").join(name)).unwrap();
+    }
+    let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf /"), LIMIT));
+    assert_eq!(decision(&denied), Some("deny"));
+    answer(&run(&root, EventKind::UserPromptSubmit, &json!({"prompt": "term5x"}), LIMIT));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export PATH=/usr/bin\n");
+}
+
+#[test]
+fn a_lying_count_with_a_valid_crc_fails_closed_instead_of_aborting() {
+    let root = project("lying-count", GUARD);
+    let mut bytes = std::fs::read(artifact_path(&root)).unwrap();
+    // The sources section's file count: an allocation sized by it once asked for 206 GB.
+    let (sources, _) = section(&bytes, Section::Sources);
+    put(&mut bytes, sources, u32::MAX);
+    recrc(&mut bytes);
+    write_artifact(&root, &bytes);
+
+    let output = run(&root, EventKind::PreToolUse, &bash("rm -rf /"), LIMIT);
+    let denied = answer(&output);
+    assert_eq!(decision(&denied), Some("deny"), "the fail-closed guard holds: {denied}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("malformed"), "{stderr}");
+}
+
+#[test]
+fn a_cyclic_keyword_automaton_never_hangs() {
+    let root = project("cyclic-automaton", GUARD);
+    let good = std::fs::read(artifact_path(&root)).unwrap();
+    let (offset, _) = section(&good, Section::Keywords);
+    let states = u32::from_le_bytes(good[offset..offset + 4].try_into().unwrap()) as usize;
+    assert!(states > 4, "a real automaton: {states} states");
+    let state_word = |state: usize, field: usize| {
+        offset + (keywords::HEADER + keywords::ROOT + state * keywords::STATE_LEN + field) * 4
+    };
+    // Every state fails to itself, its dictionary link is itself, and its outputs range over
+    // the whole address space.
+    let craft = |i: usize, bytes: &mut Vec<u8>, state: usize| {
+        let this = u32::try_from(state).unwrap();
+        match i {
+            0 => put(bytes, state_word(state, 2), this),
+            1 => put(bytes, state_word(state, 3), this),
+            _ => {
+                put(bytes, state_word(state, 1), 0);
+                put(bytes, state_word(state + 1, 1), u32::MAX);
+            }
+        }
+    };
+    for i in 0..3 {
+        let mut bytes = good.clone();
+        for state in 1..states {
+            craft(i, &mut bytes, state);
+        }
+        recrc(&mut bytes);
+        write_artifact(&root, &bytes);
+        let prompt = json!({"prompt": "the postgres schema migration needs sql sql sql"});
+        answer(&run(&root, EventKind::UserPromptSubmit, &prompt, LIMIT));
+        let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf /"), LIMIT));
+        assert_eq!(decision(&denied), Some("deny"), "craft {i}");
+    }
+}
+
+#[test]
+fn rewriting_the_artifact_in_place_never_kills_a_hook() {
+    // `cp new rules.hpk` truncates and rewrites the file hooks are reading; a mapped file then
+    // raised SIGBUS and the fail-closed deny was lost.
+    let root = project("in-place", GUARD);
+    let good = std::fs::read(artifact_path(&root)).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, path, good) = (stop.clone(), artifact_path(&root), good.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                file.set_len(0).unwrap();
+                for chunk in good.chunks(512) {
+                    file.write_all(chunk).unwrap();
+                }
+            }
+        })
+    };
+    let mut denied = 0;
+    for _ in 0..150 {
+        let output = run(&root, EventKind::PreToolUse, &bash("rm -rf /"), LIMIT);
+        // Whatever the copy it read, the guard answers: from the rules or failing closed.
+        if decision(&answer(&output)) == Some("deny") {
+            denied += 1;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert_eq!(denied, 150);
+}
+
+#[test]
+fn hooks_write_nothing_through_symlinked_folders() {
+    let root = project("symlinked-folders", GUARD);
+    let outside = root.join("outside");
+    // The state folder and the notices inside it lead out of the project.
+    symlink(&outside, root.join(".claude/hookpack/state")).unwrap();
+    // A stale artifact (a pack changed) makes the hook announce it: a notice marker to write.
+    let pack = root.join(".claude/hookpack/packs/guard.toml");
+    std::fs::write(&pack, format!("{GUARD}\n# changed\n")).unwrap();
+    for (kind, payload) in [
+        (EventKind::SessionStart, json!({"source": "startup"})),
+        (EventKind::UserPromptSubmit, json!({"prompt": "postgres"})),
+        (EventKind::PreToolUse, bash("rm -rf /")),
+        (EventKind::Stop, json!({"stop_hook_active": false})),
+    ] {
+        answer(&run(&root, kind, &payload, LIMIT));
+    }
+    // A broken artifact: a failure to record and announce.
+    write_artifact(&root, b"broken");
+    for _ in 0..2 {
+        let denied = answer(&run(&root, EventKind::PreToolUse, &bash("ls"), LIMIT));
+        assert_eq!(decision(&denied), Some("deny"), "{denied}");
+    }
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside");
+}
+
+#[test]
+fn artifacts_that_are_no_regular_files_are_refused_without_blocking() {
+    let root = project("special-artifact", GUARD);
+    let fifo = root.join("outside/fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for target in [Path::new("/dev/zero"), Path::new("/dev/urandom"), &fifo] {
+        std::fs::remove_file(artifact_path(&root)).unwrap();
+        symlink(target, artifact_path(&root)).unwrap();
+        let output = run(&root, EventKind::PreToolUse, &bash("ls"), LIMIT);
+        let denied = answer(&output);
+        assert_eq!(decision(&denied), Some("deny"), "{}: {denied}", target.display());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("not a regular file"), "{stderr}");
+    }
+}
+
+#[test]
+fn guards_hold_on_shaky_payloads() {
+    let root = project("shaky-payloads", GUARD);
+    // No `tool_use_id` (Claude Code before 2.0.43), odd optional fields: still evaluated.
+    let mut old = bash("rm -rf /");
+    let fields = old.as_object_mut().unwrap();
+    fields.insert("tool_use_id".into(), Value::Null);
+    fields.insert("permission_mode".into(), json!(5));
+    fields.insert("effort".into(), json!("very"));
+    fields.insert("agent_id".into(), json!({"nested": true}));
+    let output = run(&root, EventKind::PreToolUse, &old, LIMIT);
+    let answered = answer(&output);
+    assert_eq!(decision(&answered), Some("deny"), "{answered}");
+    assert_eq!(output.stderr, b"", "evaluated, not a failure");
+
+    // A payload hookpack cannot read at all, on a tool a fail-closed rule covers: denied.
+    let unreadable = json!({"tool_name": "Bash", "tool_input": "rm -rf /"});
+    let output = run(&root, EventKind::PreToolUse, &unreadable, LIMIT);
+    let answered = answer(&output);
+    assert_eq!(decision(&answered), Some("deny"), "{answered}");
+    let reason = answered["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    for said in
+        ["guard/rm-root", "cannot read this call's payload", "disable = [\"guard/rm-root\"]"]
+    {
+        assert!(reason.contains(said), "`{said}` in {reason}");
+    }
+    // On a tool no fail-closed rule covers, it fails open.
+    let other = json!({"tool_name": "Read", "tool_input": 7});
+    let answered = answer(&run(&root, EventKind::PreToolUse, &other, LIMIT));
+    assert_eq!(decision(&answered), None, "{answered}");
+}
+
+#[test]
+fn a_fail_closed_deny_names_the_cause_and_the_way_out() {
+    let root = project("way-out", GUARD);
+    let mut bytes = std::fs::read(artifact_path(&root)).unwrap();
+    // An artifact from another version of hookpack, as after an upgrade.
+    put(&mut bytes, header::VERSION, 3);
+    write_artifact(&root, &bytes);
+    let output = run(&root, EventKind::PreToolUse, &bash("ls"), LIMIT);
+    let denied = answer(&output);
+    assert_eq!(decision(&denied), Some("deny"));
+    let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    for said in [
+        "guard/rm-root",
+        "artifact format 3, but this hook reads format",
+        "hookpack compile --project",
+        "! hookpack compile",
+    ] {
+        assert!(reason.contains(said), "`{said}` in {reason}");
+    }
+    // The user is told once, with the same way out.
+    let message = denied["systemMessage"].as_str().unwrap();
+    assert!(message.contains("`Bash` calls are denied") && message.contains("! hookpack compile"));
+    let again = answer(&run(&root, EventKind::PreToolUse, &bash("ls"), LIMIT));
+    assert_eq!(again.get("systemMessage"), None, "once per session");
+}
