@@ -4,5 +4,6 @@
 mod artifact;
 mod diagnostics;
 mod differential;
+mod hostile;
 mod pack_tests;
 mod scopes;
