@@ -107,6 +107,48 @@ pub struct Compiled {
     pub regexes: usize,
 }
 
+/// The most bytes the DFAs of one artifact's globs and regexes may take together.
+///
+/// One regex's DFA is capped (1 MiB while it is built); without a total, a hundred regexes just
+/// under that cap made an 87 MB artifact that cost every prompt 600 ms. The builtin packs need
+/// about 0.2 MiB; 4 MiB is twenty times that, an eighth of what a hook loads at most
+/// (`hook_engine::artifact::MAX_ARTIFACT_BYTES`).
+pub const MAX_AUTOMATA_BYTES: usize = 4 << 20;
+
+/// What to say when the automata of the rules in effect take `total` bytes, over
+/// [`MAX_AUTOMATA_BYTES`]: `contributions` are the bytes each rule adds, its full id and
+/// perhaps its place (`file:line:col`), largest first.
+pub(crate) fn automata_over_budget(
+    total: usize,
+    contributions: &[(usize, String, Option<String>)],
+) -> String {
+    const SHOWN: usize = 5;
+    let largest: Vec<String> = contributions
+        .iter()
+        .take(SHOWN)
+        .map(|(bytes, id, place)| {
+            let place = place.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
+            format!("`{id}` {} KiB{place}", bytes.div_ceil(1024))
+        })
+        .collect();
+    let more = match contributions.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        1 => " and 1 more rule".to_owned(),
+        n => format!(" and {n} more rules"),
+    };
+    let tenths = (total * 10).div_ceil(1 << 20);
+    format!(
+        "the globs and regexes of the rules in effect compile to {}.{} MiB of automata, over \
+         the budget of {} MiB per artifact; the largest: {}{more}; simplify their patterns \
+         (fewer alternatives and counted repetitions such as `{{20}}`, ASCII classes such as \
+         `[a-z0-9_]` instead of `\\w`) or turn rules off",
+        tenths / 10,
+        tenths % 10,
+        MAX_AUTOMATA_BYTES >> 20,
+        largest.join(", ")
+    )
+}
+
 /// The compiler's fingerprint: artifacts written by another version are stale.
 pub fn compiler_fingerprint() -> u64 {
     hook_engine::artifact::sources::hookpack_fingerprint()
@@ -116,8 +158,9 @@ pub fn compiler_fingerprint() -> u64 {
 ///
 /// # Errors
 ///
-/// When a glob cannot be compiled (the parser has checked every glob, so this means an
-/// automaton over the size limit).
+/// When a glob or a regex cannot be compiled (the parser has checked every one, so this means
+/// an automaton over the size limit), or when their automata together exceed
+/// [`MAX_AUTOMATA_BYTES`] (`load` reports that with places).
 #[allow(
     clippy::too_many_lines,
     reason = "the record layout reads top to bottom, one line per field"
@@ -147,7 +190,9 @@ pub fn compile(
     let mut regex_ids: BTreeMap<&str, u32> = BTreeMap::new();
 
     let mut records = Vec::with_capacity(rules.len() * rule::LEN * 4);
+    let mut automata = Vec::new();
     for (index, r) in rules.iter().enumerate() {
+        let automata_before = globs.blob_len() + regexes.blob_len();
         let index = u32::try_from(index).unwrap_or(u32::MAX);
         let mut rec = [0u32; rule::LEN];
         let put_str = |rec: &mut [u32; rule::LEN], at: usize, text: &str, w: &mut Writer| {
@@ -285,6 +330,16 @@ pub fn compile(
         for word in rec {
             records.extend_from_slice(&word.to_le_bytes());
         }
+        let added = globs.blob_len() + regexes.blob_len() - automata_before;
+        if added > 0 {
+            automata.push((added, r.full_id(), None));
+        }
+    }
+    let automata_bytes = globs.blob_len() + regexes.blob_len();
+    if automata_bytes > MAX_AUTOMATA_BYTES {
+        // Stable: rules of equal cost stay in rule order.
+        automata.sort_by_key(|a| std::cmp::Reverse(a.0));
+        return Err(automata_over_budget(automata_bytes, &automata));
     }
 
     // Per event: the rules found without the automaton, and the texts keyword rules read.

@@ -102,6 +102,11 @@ impl Diagnostics {
         self.push(Severity::Error, None, message.into());
     }
 
+    /// Records a warning that has no place in a file.
+    pub fn warning_without_place(&mut self, message: impl Into<String>) {
+        self.push(Severity::Warning, None, message.into());
+    }
+
     fn push(
         &mut self,
         severity: Severity,

@@ -1,7 +1,8 @@
 //! hookpack's rule packs: the language, its diagnostics, scopes and config, and the compiler.
 //!
 //! [`parse_pack`] reads one pack file into a [`Pack`] and reports every problem in it as a
-//! [`Diagnostic`] with its `file:line:col`.
+//! [`Diagnostic`] with its `file:line:col`; [`load`] reads every pack and config of a project's
+//! scopes (nothing outside their folders, nothing but regular files, each within a cap).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -27,6 +28,7 @@ mod builtin;
 mod compile;
 mod diag;
 mod emit;
+mod files;
 mod model;
 mod pack;
 mod project;
@@ -35,10 +37,11 @@ mod source;
 mod testing;
 
 pub use compile::{
-    Compiled, DirStamp, Settings, SourceFileStamp, Sources, compile, compiler_fingerprint,
-    event_bit, fail_closed_list,
+    Compiled, DirStamp, MAX_AUTOMATA_BYTES, Settings, SourceFileStamp, Sources, compile,
+    compiler_fingerprint, event_bit, fail_closed_list,
 };
 pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use files::MAX_CONTEXT_FILE_BYTES;
 pub use model::*;
 pub use pack::parse_pack;
 pub use project::{

@@ -44,6 +44,21 @@ pub struct Rule {
     pub then: Actions,
     /// Where the rule is (its `id` value), for diagnostics.
     pub span: Range<usize>,
+    /// The automata its globs and regexes compile to, for the artifact's budget.
+    pub automata: Vec<Automaton>,
+}
+
+/// A glob or a regex of a rule, and the size of its precompiled DFA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Automaton {
+    /// The glob or the regex.
+    pub pattern: String,
+    /// Whether it is a glob (`paths`); else a regex (`regex`, a `tool` regex).
+    pub glob: bool,
+    /// The DFA's size in the artifact, in bytes.
+    pub bytes: usize,
+    /// Where the pattern is, for diagnostics.
+    pub span: Range<usize>,
 }
 
 impl Rule {

@@ -11,17 +11,37 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::model::{
-    Actions, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given, Layer,
-    Once, Pack, PackTest, Recall, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
+    Actions, Automaton, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given,
+    Layer, Once, Pack, PackTest, Recall, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
 };
-use crate::shape;
 use crate::{Diagnostics, SourceFile};
+use crate::{files, shape};
 
 type Item<'i> = Spanned<DeValue<'i>>;
 
-/// Parses and checks one pack. `dir` is the folder `context_file` paths are relative to.
-/// Returns the pack when it has no errors; every problem is in the diagnostics either way.
+/// Parses and checks one pack. `dir` is the folder `context_file` paths are relative to, and
+/// that they must stay in. Returns the pack when it has no errors; every problem is in the
+/// diagnostics either way.
 pub fn parse_pack(source: &Arc<SourceFile>, dir: &Path) -> (Option<Pack>, Diagnostics) {
+    parse_pack_in(source, Some(PackFolder { dir, root: dir }))
+}
+
+/// Where a pack's `context_file`s are.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PackFolder<'a> {
+    /// The folder their paths are relative to: the pack's.
+    pub(crate) dir: &'a Path,
+    /// The folder they must stay in: the pack's scope's (`.claude/hookpack/`, the user's
+    /// `~/.config/hookpack/`).
+    pub(crate) root: &'a Path,
+}
+
+/// [`parse_pack`] of a pack in `folder`; `None` for an embedded (builtin) pack, which has no
+/// files to read.
+pub(crate) fn parse_pack_in(
+    source: &Arc<SourceFile>,
+    folder: Option<PackFolder<'_>>,
+) -> (Option<Pack>, Diagnostics) {
     let mut diags = Diagnostics::default();
     let (document, errors) = DeTable::parse_recoverable(source.text());
     for error in &errors {
@@ -33,7 +53,13 @@ pub fn parse_pack(source: &Arc<SourceFile>, dir: &Path) -> (Option<Pack>, Diagno
     }
     shape::check(source, &document, &shape::PACK_FILE, &mut diags);
 
-    let mut reader = Reader { source, dir, diags: &mut diags, context_files: Vec::new() };
+    let mut reader = Reader {
+        source,
+        folder,
+        diags: &mut diags,
+        context_files: Vec::new(),
+        automata: Vec::new(),
+    };
     let pack = reader.pack(document.get_ref());
     let pack = pack.filter(|_| !diags.has_errors());
     (pack, diags)
@@ -41,9 +67,11 @@ pub fn parse_pack(source: &Arc<SourceFile>, dir: &Path) -> (Option<Pack>, Diagno
 
 struct Reader<'a> {
     source: &'a Arc<SourceFile>,
-    dir: &'a Path,
+    folder: Option<PackFolder<'a>>,
     diags: &'a mut Diagnostics,
     context_files: Vec<std::path::PathBuf>,
+    /// The automata of the rule being read.
+    automata: Vec<Automaton>,
 }
 
 impl Reader<'_> {
@@ -133,10 +161,12 @@ impl Reader<'_> {
                     check
                         .reader
                         .error(span, format!("invalid glob `{pattern}`: {}", glob_error(&err)));
-                } else if excluded {
-                    when.paths_excluded.push(pattern.to_owned());
-                } else {
-                    when.paths.push(pattern.to_owned());
+                } else if check.reader.automaton(pattern, span, true) {
+                    if excluded {
+                        when.paths_excluded.push(pattern.to_owned());
+                    } else {
+                        when.paths.push(pattern.to_owned());
+                    }
                 }
             }
             if strings(paths).is_empty() {
@@ -280,7 +310,15 @@ impl Reader<'_> {
                 format!("rule `{id}` has no action: it does nothing when it fires"),
             );
         }
-        Some(Rule { pack: pack.to_owned(), id: id.to_owned(), on, when, then, span: id_span })
+        Some(Rule {
+            pack: pack.to_owned(),
+            id: id.to_owned(),
+            on,
+            when,
+            then,
+            span: id_span,
+            automata: std::mem::take(&mut self.automata),
+        })
     }
 
     fn tool(&mut self, value: &Item<'_>) -> Option<ToolMatcher> {
@@ -304,8 +342,7 @@ impl Reader<'_> {
             self.error(span, format!("invalid {what}: {}", regex_error(&err)));
             return false;
         }
-        if let Err(err) = crate::emit::regex_dfa(pattern) {
-            self.error(span, format!("{what} `{pattern}` cannot be precompiled: {err}"));
+        if !self.automaton(pattern, span.clone(), false) {
             return false;
         }
         if (pattern.contains(r"\b") || pattern.contains(r"\B")) && !pattern.is_ascii() {
@@ -318,6 +355,25 @@ impl Reader<'_> {
             );
         }
         true
+    }
+
+    /// Precompiles the DFA of a glob or a regex (already checked to parse) and records its size
+    /// for the artifact's budget; whether it could be.
+    fn automaton(&mut self, pattern: &str, span: Range<usize>, glob: bool) -> bool {
+        let dfa =
+            if glob { crate::emit::glob_dfa(pattern) } else { crate::emit::regex_dfa(pattern) };
+        match dfa {
+            Ok(bytes) => {
+                let bytes = bytes.len();
+                self.automata.push(Automaton { pattern: pattern.to_owned(), glob, bytes, span });
+                true
+            }
+            Err(err) => {
+                let what = if glob { "glob" } else { "regex" };
+                self.error(span, format!("{what} `{pattern}` cannot be precompiled: {err}"));
+                false
+            }
+        }
     }
 
     fn terms(
@@ -546,15 +602,29 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     format!("rule `{}` gives both `context` and `context_file`", self.id),
                 );
             }
-            let full = self.reader.dir.join(path);
-            match std::fs::read_to_string(&full) {
-                Ok(text) => {
-                    then.context = Some(text.trim_end().to_owned());
-                    self.reader.context_files.push(full);
+            let what = format!("context_file `{path}`");
+            match self.reader.folder {
+                Some(folder) => {
+                    let full = folder.dir.join(path);
+                    let text = files::confine(folder.root, &full)
+                        .and_then(|real| files::read_text(&real, files::MAX_CONTEXT_FILE_BYTES));
+                    match text {
+                        Ok(text) => {
+                            then.context = Some(text.trim_end().to_owned());
+                            self.reader.context_files.push(full);
+                        }
+                        Err(refused) => {
+                            self.reader.error(span, refused.message(&what, folder.root));
+                        }
+                    }
                 }
-                Err(err) => self
-                    .reader
-                    .error(span, format!("cannot read context_file `{path}`: {}", io_error(&err))),
+                None => self.reader.error(
+                    span,
+                    format!(
+                        "{what} cannot be read: a builtin pack is embedded in hookpack and has \
+                         no folder; give the text in `context`"
+                    ),
+                ),
             }
         }
         // What a rule recalls is context too.
@@ -908,9 +978,21 @@ fn glob_error(err: &globset::Error) -> String {
     err.kind().to_string()
 }
 
-fn io_error(err: &std::io::Error) -> String {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_owned(),
-        _ => err.to_string().to_lowercase(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
+    fn builtin_packs_read_no_files() {
+        let text = "[pack]\nname = \"b\"\n\n[[rule]]\nid = \"r\"\non = \"SessionStart\"\ncontext_file = \"Cargo.toml\"\n";
+        let source = Arc::new(SourceFile::new("<builtin>/b.toml", text));
+        let (pack, diagnostics) = parse_pack_in(&source, None);
+        assert!(pack.is_none());
+        let rendered = diagnostics.render();
+        assert!(
+            rendered.starts_with("<builtin>/b.toml:7:16: error: context_file `Cargo.toml` cannot be read: a builtin pack is embedded"),
+            "{rendered}"
+        );
     }
 }

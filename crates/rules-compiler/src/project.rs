@@ -1,8 +1,7 @@
 //! Scopes, config and precedence (CONTRACT §3): which packs a project uses, layered
 //! builtin < user < project < local < env, merged by full rule id.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -12,10 +11,13 @@ use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 use toml::de::DeTable;
 
-use crate::compile::{DirStamp, Settings, SourceFileStamp, Sources};
-use crate::model::{Pack, Rule};
-use crate::{Diagnostics, SourceFile, builtin, parse_pack, shape};
-use hook_engine::artifact::sources::{fnv1a, names_hash};
+use crate::compile::{
+    DirStamp, MAX_AUTOMATA_BYTES, Settings, SourceFileStamp, Sources, automata_over_budget,
+};
+use crate::model::{Automaton, Pack, Rule};
+use crate::pack::{PackFolder, parse_pack_in};
+use crate::{Diagnostics, SourceFile, builtin, files, shape};
+use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, fnv1a, names_hash};
 
 /// Where a pack or a config comes from, lowest precedence first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,26 +69,29 @@ impl Layout {
         self.installation_dir().map(|d| d.join("compiled/rules.hpk"))
     }
 
-    fn pack_dirs(&self) -> Vec<(Scope, PathBuf)> {
+    /// Each scope's pack folder, with the folder of the scope (what its `context_file`s must
+    /// stay in).
+    fn pack_dirs(&self) -> Vec<(Scope, PathBuf, PathBuf)> {
         let mut dirs = Vec::new();
         if let Some(user) = &self.user {
-            dirs.push((Scope::User, user.join("packs")));
+            dirs.push((Scope::User, user.join("packs"), user.clone()));
         }
         if let Some(project) = self.project_dir() {
-            dirs.push((Scope::Project, project.join("packs")));
-            dirs.push((Scope::Local, project.join("local")));
+            dirs.push((Scope::Project, project.join("packs"), project.clone()));
+            dirs.push((Scope::Local, project.join("local"), project));
         }
         dirs
     }
 
-    fn config_files(&self) -> Vec<(Scope, PathBuf)> {
+    /// Each scope's config file, with the folder of the scope.
+    fn config_files(&self) -> Vec<(Scope, PathBuf, PathBuf)> {
         let mut files = Vec::new();
         if let Some(user) = &self.user {
-            files.push((Scope::User, user.join("hookpack.toml")));
+            files.push((Scope::User, user.join("hookpack.toml"), user.clone()));
         }
         if let Some(project) = self.project_dir() {
-            files.push((Scope::Project, project.join("hookpack.toml")));
-            files.push((Scope::Local, project.join("hookpack.local.toml")));
+            files.push((Scope::Project, project.join("hookpack.toml"), project.clone()));
+            files.push((Scope::Local, project.join("hookpack.local.toml"), project));
         }
         files
     }
@@ -276,8 +281,11 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
 
     // Config: each file checked with places, then layered.
     let mut figment = Figment::from(Serialized::defaults(Config::default()));
-    for (_, path) in layout.config_files() {
-        let Some(text) = read_source(&path, &mut loaded.sources) else { continue };
+    for (scope, path, root) in layout.config_files() {
+        let confined = project_scope(scope).then_some(root.as_path());
+        let Some(text) = read_source(&path, "config file", confined, false, &mut loaded) else {
+            continue;
+        };
         let source = Arc::new(SourceFile::new(display(&path), text));
         match DeTable::parse(source.text()) {
             Ok(table) => {
@@ -291,7 +299,8 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
         }
         figment = figment.admerge(Toml::string(source.text()));
     }
-    figment = figment.admerge(Toml::string(&env_toml(env)));
+    let env = env_config(env, &mut loaded.diagnostics);
+    figment = figment.admerge(Serialized::defaults(env));
     if !loaded.diagnostics.has_errors() {
         match figment.extract::<Config>() {
             Ok(config) => loaded.config = config,
@@ -317,7 +326,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
         match builtin::PACKS.iter().find(|(n, _)| n == name) {
             Some((_, text)) => {
                 let source = Arc::new(SourceFile::new(format!("<builtin>/{name}.toml"), *text));
-                add_pack(&mut loaded, Scope::Builtin, &source, Path::new("."));
+                add_pack(&mut loaded, Scope::Builtin, &source, None);
             }
             None => {
                 let known: Vec<&str> = builtin::PACKS.iter().map(|(n, _)| *n).collect();
@@ -331,20 +340,29 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
             }
         }
     }
-    for (scope, dir) in layout.pack_dirs() {
+    for (scope, dir, root) in layout.pack_dirs() {
         let files = pack_files(&dir);
-        let names: Vec<String> =
-            files.iter().filter_map(|f| f.file_name()?.to_str().map(str::to_owned)).collect();
+        // As the hooks list them (`hook-runtime`'s `pack_names_hash`): the regular files. Any
+        // other entry is an error below, so an artifact is written only when both agree.
+        let names: Vec<String> = files
+            .iter()
+            .filter(|f| f.is_file())
+            .filter_map(|f| f.file_name()?.to_str().map(str::to_owned))
+            .collect();
         let names_hash = if dir.is_dir() { names_hash(&names) } else { 0 };
         loaded.sources.dirs.push(DirStamp { path: display(&dir), names_hash });
         for file in files {
-            let Some(text) = read_source(&file, &mut loaded.sources) else { continue };
+            let confined = project_scope(scope).then_some(root.as_path());
+            let Some(text) = read_source(&file, "pack file", confined, true, &mut loaded) else {
+                continue;
+            };
             let source = Arc::new(SourceFile::new(display(&file), text));
-            add_pack(&mut loaded, scope, &source, &dir);
+            add_pack(&mut loaded, scope, &source, Some(PackFolder { dir: &dir, root: &root }));
         }
     }
 
     merge(&mut loaded);
+    check_automata(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
     let aliases = loaded.config.aliases();
     let unknown: Vec<String> = loaded
@@ -369,52 +387,199 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
     loaded
 }
 
-fn add_pack(loaded: &mut Loaded, scope: Scope, source: &Arc<SourceFile>, dir: &Path) {
-    let (pack, diagnostics) = parse_pack(source, dir);
+fn add_pack(
+    loaded: &mut Loaded,
+    scope: Scope,
+    source: &Arc<SourceFile>,
+    folder: Option<PackFolder<'_>>,
+) {
+    let (pack, diagnostics) = parse_pack_in(source, folder);
     loaded.diagnostics.extend(diagnostics);
-    if let Some(pack) = pack {
+    if let (Some(pack), Some(folder)) = (&pack, folder) {
         // `context_file`s are sources too: editing one makes the artifact stale.
         for file in &pack.context_files {
-            read_source(file, &mut loaded.sources);
+            read_source(file, "context_file", Some(folder.root), true, loaded);
         }
+    }
+    if let Some(pack) = pack {
         loaded.packs.push((scope, pack));
     }
 }
 
-/// The `HOOKPACK_*` variables as TOML: `HOOKPACK_WINDOW_TOKENS=1000000` is
-/// `window_tokens = 1000000`, `HOOKPACK_BRACKETS__FRESH=70` is `brackets.fresh = 70`,
-/// `HOOKPACK_DISABLE=a/x,b/*` is `disable = ["a/x", "b/*"]`. `HOOKPACK_ARTIFACT` is a path,
-/// not config.
-fn env_toml(env: &[(String, String)]) -> String {
-    let mut text = String::new();
-    for (name, value) in env {
-        let Some(key) = name.strip_prefix("HOOKPACK_") else { continue };
-        if key == "ARTIFACT" || key.is_empty() {
+/// Whether the globs and regexes of the rules in effect fit [`MAX_AUTOMATA_BYTES`] together, as
+/// `compile` would lay them out (each distinct pattern once, its DFA aligned to 8 bytes); if not,
+/// an error at the largest one, naming the rules that cost most.
+fn check_automata(loaded: &mut Loaded) {
+    let mut seen = BTreeSet::new();
+    let mut total = 0;
+    let mut contributions = Vec::new();
+    for &(p, r) in &loaded.active {
+        let (_, pack) = &loaded.packs[p];
+        let rule = &pack.rules[r];
+        if rule.when.never {
             continue;
         }
-        let key = key.to_ascii_lowercase().replace("__", ".");
-        let quoted = |v: &str| serde_json::Value::from(v.trim()).to_string();
-        let value = if matches!(
-            key.as_str(),
-            "builtin" | "disable" | "memory.namespaces" | "memory.private_tags"
-        ) {
-            format!(
-                "[{}]",
-                value
-                    .split(',')
-                    .filter(|v| !v.trim().is_empty())
-                    .map(quoted)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        } else if value.parse::<i64>().is_ok() || value == "true" || value == "false" {
-            value.clone()
-        } else {
-            quoted(value)
-        };
-        let _ = writeln!(text, "{key} = {value}");
+        let mut added = 0;
+        let mut largest: Option<&Automaton> = None;
+        for automaton in &rule.automata {
+            if seen.insert((automaton.glob, automaton.pattern.as_str())) {
+                added += automaton.bytes.next_multiple_of(8);
+                if largest.is_none_or(|l| automaton.bytes > l.bytes) {
+                    largest = Some(automaton);
+                }
+            }
+        }
+        if let Some(largest) = largest {
+            total += added;
+            contributions.push((added, rule.full_id(), pack.source.clone(), largest.span.clone()));
+        }
     }
-    text
+    if total <= MAX_AUTOMATA_BYTES {
+        return;
+    }
+    // Stable: rules of equal cost stay in rule order.
+    contributions.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let named: Vec<(usize, String, Option<String>)> = contributions
+        .iter()
+        .map(|(added, id, source, span)| {
+            let (line, column) = source.line_col(span.start);
+            (*added, id.clone(), Some(format!("{}:{line}:{column}", source.path().display())))
+        })
+        .collect();
+    let message = automata_over_budget(total, &named);
+    // At the largest automaton of the rule that costs most.
+    if let Some((_, _, source, span)) = contributions.first() {
+        loaded.diagnostics.error(source, span.clone(), message);
+    }
+}
+
+/// `HOOKPACK_*` variables that are not config: the runtime reads them.
+const NOT_CONFIG: &[&str] = &["HOOKPACK_ARTIFACT"];
+
+/// The config the `HOOKPACK_*` variables give: `HOOKPACK_WINDOW_TOKENS=1000000` is
+/// `window_tokens = 1000000`, `HOOKPACK_BRACKETS__FRESH=70` is `brackets.fresh = 70`,
+/// `HOOKPACK_DISABLE=a/x,b/*` is `disable = ["a/x", "b/*"]`.
+///
+/// The environment is not the project's: a variable that names no setting is ignored with a
+/// warning (naming the setting it may have meant), and a setting's bad value is an error naming
+/// the variable.
+fn env_config(env: &[(String, String)], diags: &mut Diagnostics) -> toml::Table {
+    let mut config = toml::Table::new();
+    let mut env: Vec<&(String, String)> = env.iter().collect();
+    env.sort();
+    for (name, value) in env {
+        let Some(key) = name.strip_prefix("HOOKPACK_") else { continue };
+        if key.is_empty() || NOT_CONFIG.contains(&name.as_str()) {
+            continue;
+        }
+        let path: Vec<String> = key.to_ascii_lowercase().split("__").map(str::to_owned).collect();
+        let Some(shape) = setting(&shape::CONFIG_FILE, &path) else {
+            let names = env_names(&shape::CONFIG_FILE, "HOOKPACK_");
+            let hint = shape::suggestion(name, names.iter().map(String::as_str))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            diags.warning_without_place(format!(
+                "environment: `{name}` is not a hookpack setting and is ignored{hint}"
+            ));
+            continue;
+        };
+        match env_value(shape, value, name) {
+            Ok(value) => insert(&mut config, &path, value),
+            Err(problem) => diags.error_without_place(format!(
+                "environment: `{name}={value}`: `{}` {problem}",
+                path.join(".")
+            )),
+        }
+    }
+    config
+}
+
+/// The shape of the setting at `path` (lowercase keys), if there is one.
+fn setting(table: &'static shape::Table, path: &[String]) -> Option<&'static shape::Shape> {
+    let (first, rest) = path.split_first()?;
+    let key = table.keys.iter().find(|k| k.name == first)?;
+    within(&key.shape, rest)
+}
+
+fn within(shape: &'static shape::Shape, rest: &[String]) -> Option<&'static shape::Shape> {
+    match (shape, rest.split_first()) {
+        (_, None) => Some(shape),
+        (shape::Shape::Table(table), Some(_)) => setting(table, rest),
+        (shape::Shape::Map(inner), Some((entry, rest))) if !entry.is_empty() => within(inner, rest),
+        _ => None,
+    }
+}
+
+/// The variables that set each key of `table`, `prefix` first.
+fn env_names(table: &shape::Table, prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for key in table.keys {
+        let name = format!("{prefix}{}", key.name.to_ascii_uppercase());
+        match &key.shape {
+            shape::Shape::Table(inner) => names.extend(env_names(inner, &format!("{name}__"))),
+            shape::Shape::Map(_) => names.push(format!("{name}__<NAME>")),
+            _ => names.push(name),
+        }
+    }
+    names
+}
+
+/// `raw` as a value of `shape`, or what is wrong with it. Lists are comma-separated.
+fn env_value(shape: &shape::Shape, raw: &str, name: &str) -> Result<toml::Value, String> {
+    use shape::Shape;
+    let raw = raw.trim();
+    match shape {
+        Shape::String | Shape::Enum(_) => Ok(toml::Value::from(raw)),
+        Shape::StringList | Shape::Strings | Shape::Enums(_) | Shape::Scalars => {
+            Ok(toml::Value::Array(
+                raw.split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(toml::Value::from)
+                    .collect(),
+            ))
+        }
+        Shape::Integer { min, max } => raw
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (min..=max).contains(&n))
+            .map(toml::Value::from)
+            .ok_or_else(|| format!("must be an integer from {min} to {max}")),
+        Shape::Number { min, max } => raw
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x >= min && x <= max)
+            .map(toml::Value::from)
+            .ok_or_else(|| format!("must be a number from {min} to {max}")),
+        Shape::Bool => match raw {
+            "true" => Ok(toml::Value::from(true)),
+            "false" => Ok(toml::Value::from(false)),
+            _ => Err("must be `true` or `false`".to_owned()),
+        },
+        Shape::Table(table) => Err(format!(
+            "is a table: set its keys instead ({})",
+            env_names(table, &format!("{name}__"))
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Shape::Map(_) => Err(format!("is a table: set its entries instead (`{name}__<NAME>`)")),
+        Shape::Tables(_) | Shape::Payload => Err("cannot be set from the environment".to_owned()),
+    }
+}
+
+/// Sets `path` of `table` to `value`, making the tables on the way.
+fn insert(table: &mut toml::Table, path: &[String], value: toml::Value) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut table = table;
+    for key in parents {
+        let entry =
+            table.entry(key.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let toml::Value::Table(inner) = entry else { return };
+        table = inner;
+    }
+    table.insert(last.clone(), value);
 }
 
 /// Each full id once, the highest scope's, at the place of its first definition; then
@@ -439,28 +604,57 @@ fn merge(loaded: &mut Loaded) {
     loaded.active = order.iter().filter(|id| !disabled(id)).map(|id| winner[id]).collect();
 }
 
-/// The `*.toml` files of `dir`, sorted.
+/// The `*.toml` entries of `dir`, sorted: files, and anything else named so (a FIFO, a device,
+/// a symbolic link), which [`read_source`] refuses with a diagnostic.
 fn pack_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
     files
 }
 
-/// Reads `path` and records it as a source; a missing file is recorded too (creating it
-/// makes the artifact stale) and gives `None`.
-fn read_source(path: &Path, sources: &mut Sources) -> Option<String> {
+/// Whether the files of `scope` come with the project, a cloned repository perhaps: its packs
+/// and configs must then stay in `.claude/hookpack/`, or a symbolic link committed as a pack
+/// would make hookpack read (and show in diagnostics, line by line) the user's other files.
+fn project_scope(scope: Scope) -> bool {
+    matches!(scope, Scope::Project | Scope::Local)
+}
+
+/// Reads `path`, a `what`, and records it as a source: a regular file of at most
+/// [`MAX_SOURCE_BYTES`], read without blocking, and inside `confined` when given (symbolic links
+/// included). A missing file is recorded too (creating it makes the artifact stale) and gives
+/// `None`, with an error when `required`. Anything else gives `None` and an error.
+fn read_source(
+    path: &Path,
+    what: &str,
+    confined: Option<&Path>,
+    required: bool,
+    loaded: &mut Loaded,
+) -> Option<String> {
     let stamp = |len, mtime_ns, hash| SourceFileStamp { path: display(path), len, mtime_ns, hash };
-    match (std::fs::metadata(path), std::fs::read_to_string(path)) {
-        (Ok(meta), Ok(text)) => {
-            sources.files.push(stamp(Some(meta.len()), mtime_ns(&meta), fnv1a(text.as_bytes())));
+    let read =
+        confined.map_or(Ok(()), |root| files::confine(root, path).map(|_| ())).and_then(|()| {
+            // `stat` does not open the file, so it cannot block on a FIFO.
+            let meta = std::fs::metadata(path).map_err(|_| files::Refused::Missing)?;
+            files::read_text(path, MAX_SOURCE_BYTES).map(|text| (meta, text))
+        });
+    match read {
+        Ok((meta, text)) => {
+            let len = text.len() as u64;
+            loaded.sources.files.push(stamp(Some(len), mtime_ns(&meta), fnv1a(text.as_bytes())));
             Some(text)
         }
-        _ => {
-            sources.files.push(stamp(None, 0, 0));
+        Err(files::Refused::Missing) if !required => {
+            loaded.sources.files.push(stamp(None, 0, 0));
+            None
+        }
+        Err(refused) => {
+            let what = format!("{what} `{}`", path.display());
+            let root = confined.unwrap_or(Path::new("/"));
+            loaded.diagnostics.error_without_place(refused.message(&what, root));
             None
         }
     }

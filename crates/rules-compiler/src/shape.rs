@@ -194,7 +194,7 @@ pub(crate) static RULE: Table = Table {
         key(
             "context_file",
             Shape::String,
-            "A file whose text is the context, relative to the pack; read at compile time.",
+            "A file whose text is the context, relative to the pack; read at compile time. It must stay in the pack's scope folder (`.claude/hookpack/`, or `~/.config/hookpack/` for the user's packs), symbolic links included, and be a regular file of at most 1 MiB.",
         ),
         key(
             "layer",

@@ -115,6 +115,11 @@ impl MatcherSection {
         to_u32(self.entries.len() - 1)
     }
 
+    /// The bytes of its DFAs so far, alignment included.
+    pub(crate) fn blob_len(&self) -> usize {
+        self.blobs.len()
+    }
+
     /// The section's bytes. Blob offsets are relative to the end of the table, which is padded
     /// to 8 bytes so that the blobs stay aligned within an aligned section.
     pub(crate) fn finish(self) -> Vec<u8> {

@@ -9,7 +9,11 @@ fn check(path: &Path) -> rules_compiler::Diagnostics {
     let text = std::fs::read_to_string(path).unwrap();
     let name = Path::new("packs").join(path.file_name().unwrap());
     let source = Arc::new(SourceFile::new(name, text));
-    parse_pack(&source, path.parent().unwrap()).1
+    // Relative to the package (the tests' working folder), so that messages naming the folder a
+    // `context_file` must stay in read the same on every machine.
+    let dir = path.parent().unwrap();
+    let dir = dir.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(dir);
+    parse_pack(&source, dir).1
 }
 
 #[test]

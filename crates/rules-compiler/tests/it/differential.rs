@@ -112,6 +112,7 @@ fn rule(i: usize, on: EventKind, when: Conditions) -> Rule {
         when,
         then: Actions { context: Some(format!("c{i}")), ..Actions::default() },
         span: 0..0,
+        automata: Vec::new(),
     }
 }
 

@@ -5,5 +5,6 @@ mod artifact;
 mod crafted;
 mod diagnostics;
 mod differential;
+mod hostile;
 mod pack_tests;
 mod scopes;
