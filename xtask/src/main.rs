@@ -5,7 +5,8 @@
 //! - `bench [--runs N]`: start-up cost of every hook against the floor binary, in one run;
 //! - `demo`: replays `examples/` through the real binaries and prints each answer;
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
-//! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`.
+//! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`;
+//! - `fuzz [TARGET] [--seconds N]`: libFuzzer on stable, each target (or one) for N seconds.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
 mod bench;
@@ -14,6 +15,7 @@ mod bench_rules;
 mod codegen;
 mod compile_rules;
 mod demo;
+mod fuzz;
 mod release;
 mod tidy;
 mod workspace;
@@ -31,6 +33,9 @@ commands:
   demo                replay examples/ through the hook binaries and print each answer
   tidy                check the house rules no compiler checks
   dist                build the hook binaries for release (static where possible) into target/dist/bin
+  fuzz [TARGET] [--seconds N]
+                      build the libFuzzer targets (fuzz/) and run each (payload, pack, artifact,
+                      memory), or TARGET, for N seconds (default 60); fails if one finds an input
 ";
 
 fn main() -> ExitCode {
@@ -44,6 +49,7 @@ fn main() -> ExitCode {
         ["compile-rules", "--check"] => compile_rules::run(workspace::Mode::Check),
         ["demo"] => demo::run(),
         ["dist"] => release::dist(),
+        ["fuzz", rest @ ..] => fuzz::run(rest),
         ["tidy"] => tidy::run(),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");

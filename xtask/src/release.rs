@@ -52,7 +52,7 @@ pub(crate) fn build_static(packages: &[&str]) -> anyhow::Result<Option<Linking>>
     Ok(Some(Linking { name: "static", bin_dir: target_dir().join(&host).join("release") }))
 }
 
-fn host_triple() -> anyhow::Result<String> {
+pub(crate) fn host_triple() -> anyhow::Result<String> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let output = Command::new(rustc).arg("-vV").output().context("running rustc -vV")?;
     let text = String::from_utf8(output.stdout)?;

@@ -1,0 +1,144 @@
+//! Fixed payloads, and the engine's whole public surface run over them: what the `pack` and
+//! `artifact` targets do with an engine once they have one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, memory};
+use hook_model::EventKind;
+use serde_json::{Value, json};
+
+/// The payloads every engine is asked about: a guard's, keywords', a path's, a stop's and a
+/// compaction's.
+pub(crate) fn payloads() -> &'static [(EventKind, Value)] {
+    static PAYLOADS: OnceLock<Vec<(EventKind, Value)>> = OnceLock::new();
+    PAYLOADS.get_or_init(|| {
+        let common = |event: &str| {
+            json!({
+                "session_id": "fuzz",
+                "transcript_path": "/nonexistent/fuzz.jsonl",
+                "cwd": "/project",
+                "hook_event_name": event,
+                "permission_mode": "default",
+            })
+        };
+        let with = |event: &str, fields: Value| {
+            let mut payload = common(event);
+            if let (Some(payload), Value::Object(fields)) = (payload.as_object_mut(), fields) {
+                payload.extend(fields);
+            }
+            payload
+        };
+        vec![
+            (
+                EventKind::PreToolUse,
+                with(
+                    "PreToolUse",
+                    json!({
+                        "tool_name": "Bash",
+                        "tool_input": { "command": "rm -rf / && git push --force origin main" },
+                        "tool_use_id": "t1",
+                    }),
+                ),
+            ),
+            (
+                EventKind::UserPromptSubmit,
+                with(
+                    "UserPromptSubmit",
+                    json!({
+                        "prompt": "@dev *brief *tdd add a SQL migration for the postgres schema \
+                                   change; [decision] use uuid keys <private>token=hunter2</private> \
+                                   [remember:learnings] parseJSONValue needs care\n\n\
+                                   :::decisions pick sqlite:::",
+                    }),
+                ),
+            ),
+            (
+                EventKind::PostToolUse,
+                with(
+                    "PostToolUse",
+                    json!({
+                        "tool_name": "Edit",
+                        "tool_input": {
+                            "file_path": "/project/src/billing/webhook.ts",
+                            "old_string": "a",
+                            "new_string": "b",
+                        },
+                        "tool_response": { "filePath": "/project/src/billing/webhook.ts" },
+                        "tool_use_id": "t2",
+                    }),
+                ),
+            ),
+            (EventKind::Stop, with("Stop", json!({ "stop_hook_active": false }))),
+            (
+                EventKind::PreCompact,
+                with("PreCompact", json!({ "trigger": "auto", "custom_instructions": "" })),
+            ),
+            (EventKind::SessionStart, with("SessionStart", json!({ "source": "compact" }))),
+        ]
+    })
+}
+
+/// A session that has seen things: an agent, a workflow, flags, compactions, `once` rules.
+fn busy_state() -> SessionState {
+    SessionState {
+        agent: Some("dev".into()),
+        workflow: Some("tdd".into()),
+        task: Some("t-1".into()),
+        flags: BTreeSet::from(["dev-mode".to_owned(), "quiet".to_owned()]),
+        prompt_count: 41,
+        prompts_since_compaction: 9,
+        compactions: 2,
+        compaction_pending: true,
+        injected: BTreeMap::from([("context/constitution".to_owned(), 2)]),
+    }
+}
+
+/// Runs `engine` over every fixed payload, in both modes and two sessions, through the answer
+/// and its JSON. Errors the engine returns are fine (a damaged artifact); what it must never do
+/// is panic, loop, or render an answer that is not one JSON object.
+pub(crate) fn exercise(engine: &Engine<'_>) {
+    let settings = engine.settings();
+    let config = engine.memory_config().ok();
+    for (kind, payload) in payloads() {
+        for (state, bracket, mode) in [
+            (SessionState::default(), Bracket::Fresh, Mode::Answer),
+            (busy_state(), Bracket::Critical, Mode::Explain),
+        ] {
+            let mut state = state;
+            state.begin(*kind, payload);
+            let facts = Facts {
+                kind: *kind,
+                payload,
+                project_root: Some(Path::new("/project")),
+                state,
+                bracket,
+            };
+            let Ok(scan) = engine.scan(&facts, mode) else { continue };
+            let _ = engine.state_rules_apply(&scan, &facts);
+            let Ok(mut evaluation) = engine.evaluate_scanned(&scan, &facts) else { continue };
+            let active = engine.active_rules(&evaluation.state).unwrap_or_default();
+            for fired in &mut evaluation.fired {
+                if fired.recall.is_some() {
+                    fired.add_recalled("recalled".to_owned());
+                }
+            }
+            if *kind == EventKind::PreCompact {
+                let _ = memory::handoff(&evaluation.state, &active, &[]);
+            }
+            if let Some(config) = &config {
+                let _ = memory::has_marker("[decision] fuzz", config);
+            }
+            let _ = evaluation.context_chars();
+            for budget in [Some(settings.budget_chars(bracket)), None] {
+                let mut response = hook_engine::respond(*kind, &evaluation, budget);
+                if let Some(json) = response.output.render() {
+                    let value: Value = serde_json::from_str(&json)
+                        .unwrap_or_else(|err| panic!("the answer is not JSON ({err}): {json}"));
+                    assert!(value.is_object(), "the answer is not an object: {json}");
+                }
+            }
+        }
+    }
+}
