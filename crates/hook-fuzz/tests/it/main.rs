@@ -13,20 +13,7 @@ use hook_fuzz::{Reached, Target, workspace_root};
 /// Inputs the fuzzer found (or that were made to show a known bug) whose fix has not landed,
 /// as `<target>/<file>`: kept in `fuzz/regressions/` but not replayed, since each panics,
 /// aborts the process or never returns. Remove a line when its fix lands.
-const KNOWN_OPEN: &[&str] = &[
-    // `Keywords::transition` computes `state + 1` for the `NONE` state a damaged root entry
-    // leads to: an overflow panic with overflow checks, an endless `next` loop without.
-    "artifact/keywords-transition-state-overflow",
-    // A damaged output start makes `Keywords::outputs` a range of billions of patterns.
-    "artifact/keywords-output-range-unbounded",
-    // A state whose failure link is itself: `Keywords::next` never returns (made by hand).
-    "artifact/keywords-fail-link-cycle",
-    // A state whose dictionary link is itself: `Keywords::find` never returns (made by hand).
-    "artifact/keywords-dict-link-cycle",
-    // `sources` sizes `Vec::with_capacity` by the file count read from the artifact:
-    // an allocation of 100 GB aborts the process.
-    "artifact/sources-count-allocation",
-];
+const KNOWN_OPEN: &[&str] = &[];
 
 fn files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
