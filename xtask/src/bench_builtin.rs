@@ -175,7 +175,11 @@ fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
     ];
     const CHOICES: [&str; 8] =
         ["Postgres", "Redis", "a queue", "JWT", "retries", "pagination", "feature flags", "S3"];
-    let mut store = hook_runtime::state::Store::open(&project.join(".claude/hookpack"))?;
+    let installation = hook_runtime::Installation::Project {
+        root: project.to_path_buf(),
+        dir: project.join(".claude/hookpack"),
+    };
+    let mut store = hook_runtime::state::Store::open(&installation)?;
     let session = store.session("bench-filler")?;
     for i in 0..count {
         let subject = if i % 40 == 0 { "orders" } else { SUBJECTS[i % SUBJECTS.len()] };

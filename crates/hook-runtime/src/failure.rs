@@ -77,9 +77,10 @@ pub(crate) fn handle(
 ) {
     let Some(note) = answer.note.clone() else { return };
     let Failed { kind, session, tool, unreadable_payload } = failed;
-    // Best effort: when the database is what failed, the stderr line is all there is.
+    // Best effort, and brief (`record_failure` waits 200 ms at most for the lock): when the
+    // database is what failed, the stderr line is all there is.
     if crate::confined::Confined::of(installation).dir("state").is_ok() {
-        let _ = Store::open(installation.dir())
+        let _ = Store::open(installation)
             .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
     }
     let root = installation.root();

@@ -1,30 +1,69 @@
 //! Session state in `SQLite` (CONTRACT §3): prompt count, compactions, active agent / workflow /
 //! task, flags, the `once` ledger, the last bracket, the compaction handoff and failures, one
-//! database per installation under `state/`: one row per session, one log of failures, and the
-//! memories (CONTRACT §4.5) with the terms they are found by.
+//! database per installation under `state/`: one row per session, one log of failures, the
+//! memories (CONTRACT §4.5) with the terms they are found by, and the notices still to tell.
 //!
 //! A hook that needs the state holds the database's write lock from reading the session to
 //! saving it (`BEGIN IMMEDIATE`), so parallel hooks of one session never lose an update: each
-//! sees the state the previous one left. The lock is held for the evaluation only (tens of
-//! microseconds); WAL lets readers in meanwhile.
+//! sees the state the previous one left. Under the lock runs only the evaluation and this
+//! database's own reads and writes (about a millisecond); the transcript is read before it is
+//! taken. A hook waits at most [`LOCK_WAIT`] for it, then fails open and says so.
+//!
+//! The folder comes from [`Confined`] (no symlinked folder on the way), and the database and
+//! its companions (`-wal`, `-shm`, `-journal`) are looked at before `SQLite` opens them: a link
+//! or anything but a regular file there is removed (a link, never what it points to) or set
+//! aside. A database that is not hookpack's (empty, garbage, damaged, another application's)
+//! is set aside beside it as `hookpack.db.aside-<time>-<pid>` ([`set_aside_copies`]), and a
+//! new one started; the new one records the failure and keeps a notice for the user, given by
+//! the first event that shows one. A new database never takes up the `-wal` of a gone one.
 
+use std::cell::Cell;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hook_engine::memory::{self, Captured, Memory, Recall};
 use hook_engine::{Bracket, SessionState};
 use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+    Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
+
+use crate::Installation;
+use crate::confined::{Confined, ConfinedDir};
 
 /// The database's path under an installation's folder.
 pub const DATABASE_PATH: &str = "state/hookpack.db";
 
-/// How long a hook waits for another hook's lock before failing open.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The database's file name in the state folder.
+const DATABASE_NAME: &str = "hookpack.db";
+
+/// The files `SQLite` keeps beside a database, by suffix.
+const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// How long a hook waits for another hook's write lock before failing open. The lock is held
+/// for about a millisecond, so a hook that waits this long waits on a stuck one; 2 s is well
+/// under Claude Code's hook timeout (60 s), and short enough that a prompt waiting on it is
+/// barely slowed.
+pub const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// How long recording a failure waits for the lock: the failure is often the lock itself, and
+/// a hook that already waited [`LOCK_WAIT`] must not wait again.
+const FAILURE_WAIT: Duration = Duration::from_millis(200);
+
+/// `PRAGMA application_id` of a hookpack database ("hkpk"): another application's `SQLite`
+/// file is told apart before anything is written to it.
+const APPLICATION_ID: i32 = 0x686b_706b;
 
 /// The schema's version, in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
+
+/// The tables of a hookpack database from before the application id (versions 1 and 2).
+const LEGACY_TABLES: [&str; 4] = ["failures", "memories", "memory_terms", "sessions"];
+
+/// The most set-aside copies kept: each may be as large as the database was.
+const MAX_SET_ASIDE: usize = 3;
 
 /// From version 1: the handoff, the memories.
 const MIGRATE_FROM_1: &str = "ALTER TABLE sessions ADD COLUMN handoff TEXT;";
@@ -69,6 +108,10 @@ CREATE TABLE IF NOT EXISTS memory_terms (
     memory INTEGER NOT NULL,
     PRIMARY KEY (term, memory)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS notices (
+    id INTEGER PRIMARY KEY,
+    message TEXT NOT NULL
+);
 ";
 
 /// The most memories a session's handoff lists.
@@ -81,96 +124,131 @@ const MAX_FAILURES_KEPT: i64 = 200;
 #[derive(Debug)]
 pub struct Store {
     conn: Connection,
+    set_aside: Option<SetAside>,
+}
+
+/// A database that was not usable and was moved out of the way when the store was opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetAside {
+    /// Where it went: `state/hookpack.db.aside-<unix time>.<nanoseconds>-<pid>`.
+    pub path: PathBuf,
+    /// What was wrong with it.
+    pub why: String,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database of the installation folder `dir`.
+    /// Opens (creating if needed) the database of `installation`, in its `state` folder (which
+    /// must be a real folder, as every folder below the project: [`Confined`]). A database
+    /// that is not usable is set aside and a new one started ([`Store::set_aside`]).
     ///
     /// # Errors
     ///
-    /// When the database cannot be created, opened or migrated.
-    pub fn open(dir: &Path) -> rusqlite::Result<Store> {
-        let path = database_path(dir);
-        if !path.exists() {
-            create(&path)?;
-        }
-        let open = || {
-            let conn = Connection::open_with_flags(
-                &path,
-                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
-            // Reading the schema now (the statements that follow need it anyway) finds a
-            // damaged file before any state is read from it.
-            conn.prepare("SELECT id FROM sessions LIMIT 0")?;
-            let store = Store::prepare(conn)?;
-            store.migrate()?;
-            Ok(store)
-        };
-        match open() {
-            Err(err) if is_damaged(&err) => {
-                let aside = path.with_extension(format!("db.damaged-{}", now()));
-                let _ = std::fs::rename(&path, aside);
-                for suffix in ["-wal", "-shm"] {
-                    let mut side = path.clone().into_os_string();
-                    side.push(suffix);
-                    let _ = std::fs::remove_file(side);
+    /// When the folder is refused, or the database cannot be created, opened or migrated, or
+    /// the lock it needs was not granted within [`LOCK_WAIT`] (`DatabaseBusy`).
+    pub fn open(installation: &Installation) -> rusqlite::Result<Store> {
+        let dir = Confined::of(installation).dir("state").map_err(|err| io_error(&err))?;
+        Store::open_in(&dir)
+    }
+
+    /// Opens (creating if needed) the database in the state folder `dir`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`].
+    pub fn open_in(dir: &ConfinedDir) -> rusqlite::Result<Store> {
+        let mut set_aside = None;
+        // Each round settles what is at the database's name; another hook repairing it at the
+        // same time can make one more round necessary.
+        for _ in 0..4 {
+            let (why, judged) = match inspect(dir, DATABASE_NAME).map_err(|e| io_error(&e))? {
+                Found::Missing => {
+                    create(dir).map_err(|e| io_error(&e))?;
+                    continue;
                 }
-                create(&path)?;
-                open()
+                Found::Other(what, id) => (what, id),
+                Found::Regular(id) => {
+                    clear_companions(dir, DATABASE_NAME).map_err(|e| io_error(&e))?;
+                    match connect(&dir.entry(DATABASE_NAME).map_err(|e| io_error(&e))?) {
+                        Ok(mut store) => {
+                            store.set_aside = set_aside;
+                            return Ok(store);
+                        }
+                        Err(Connect::Unusable(why)) => (why, id),
+                        Err(Connect::Failed(err)) => return Err(err),
+                    }
+                }
+            };
+            match repair(dir, &why, judged) {
+                Ok(Some(aside)) => set_aside = Some(aside),
+                Ok(None) => {}
+                // Said the same way every time (no time, no pid): it is told once per session.
+                Err(err) => {
+                    return Err(io_error(&io::Error::new(
+                        err.kind(),
+                        format!(
+                            "the database is not usable ({why}) and cannot be set aside: {err}"
+                        ),
+                    )));
+                }
             }
-            other => other,
         }
+        Err(io_error(&io::Error::other("the state database kept changing while it was opened")))
+    }
+
+    /// The database this opening set aside, if it did.
+    pub fn set_aside(&self) -> Option<&SetAside> {
+        self.set_aside.as_ref()
     }
 
     /// Opens an existing database without creating or changing anything.
     ///
     /// # Errors
     ///
-    /// When there is no database or it cannot be read.
+    /// When there is no database, it is not a regular file (a link is not followed) or it
+    /// cannot be read.
     pub fn open_read_only(dir: &Path) -> rusqlite::Result<Store> {
-        let conn = Connection::open_with_flags(
-            database_path(dir),
+        let path = database_path(dir);
+        let meta = fs::symlink_metadata(&path).map_err(|e| io_error(&e))?;
+        if !meta.is_file() {
+            let err = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is {}", path.display(), describe(&path, &meta)),
+            );
+            return Err(io_error(&err));
+        }
+        let mut conn = Connection::open_with_flags(
+            &path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        Ok(Store { conn })
+        conn.busy_handler(Some(wait_for_lock))?;
+        Ok(Store { conn, set_aside: None })
     }
 
-    /// Brings a database of an older schema up to date (one header read when it is).
+    /// Brings a database of an older schema up to date, and marks it as hookpack's.
     fn migrate(&self) -> rusqlite::Result<()> {
-        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if version >= SCHEMA_VERSION {
-            return Ok(());
-        }
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         // Another hook may have migrated it meanwhile.
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if version < 2 {
-            let has_handoff = tx.prepare("SELECT handoff FROM sessions LIMIT 0").is_ok();
-            if !has_handoff {
-                tx.execute_batch(MIGRATE_FROM_1)?;
+        if version < SCHEMA_VERSION {
+            if version < 2 {
+                let has_handoff = tx.prepare("SELECT handoff FROM sessions LIMIT 0").is_ok();
+                if !has_handoff {
+                    tx.execute_batch(MIGRATE_FROM_1)?;
+                }
             }
             tx.execute_batch(SCHEMA)?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
-        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
         tx.commit()
-    }
-
-    fn prepare(conn: Connection) -> rusqlite::Result<Store> {
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        // WAL without a sync per commit: a crash may lose the last commits, never corrupt.
-        // Without syncs: an application crash loses nothing, a power loss may lose or damage
-        // the session state, which is worth less than the milliseconds every hook would pay.
-        // A damaged database is set aside and started afresh (`Store::open`).
-        conn.pragma_update(None, "synchronous", "OFF")?;
-        Ok(Store { conn })
     }
 
     /// Takes the write lock and reads session `id` (a session never seen reads as new).
     ///
     /// # Errors
     ///
-    /// When the lock is not granted within the busy timeout, or the database cannot be read.
+    /// When the lock is not granted within [`LOCK_WAIT`] (`DatabaseBusy`), or the database
+    /// cannot be read.
     pub fn session(&mut self, id: &str) -> rusqlite::Result<Session<'_>> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let loaded = load(&tx, id)?;
@@ -211,23 +289,17 @@ impl Store {
     /// # Errors
     ///
     /// When the database cannot be written.
+    ///
+    /// It waits at most 200 ms for the write lock (the failure may be that lock): a failure
+    /// that cannot be recorded is still on stderr.
     pub fn record_failure(&mut self, id: &str, event: &str, message: &str) -> rusqlite::Result<()> {
-        let now = now();
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "INSERT INTO sessions (id, started, updated, failures) VALUES (?1, ?2, ?2, 1)
-             ON CONFLICT (id) DO UPDATE SET failures = failures + 1, updated = ?2",
-            params![id, now],
-        )?;
-        tx.execute(
-            "INSERT INTO failures (at, session, event, message) VALUES (?1, ?2, ?3, ?4)",
-            params![now, id, event, message],
-        )?;
-        tx.execute(
-            "DELETE FROM failures WHERE rowid <= (SELECT max(rowid) FROM failures) - ?1",
-            [MAX_FAILURES_KEPT],
-        )?;
-        tx.commit()
+        self.conn.busy_timeout(FAILURE_WAIT)?;
+        let recorded = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .and_then(|tx| log_failure(&tx, id, event, message).and_then(|()| tx.commit()));
+        self.conn.busy_handler(Some(wait_for_lock))?;
+        recorded
     }
 
     /// The stored memories, newest first, of `namespace` if given.
@@ -412,6 +484,17 @@ impl Session<'_> {
         self.handoff_changed = true;
     }
 
+    /// The notices kept for the user (a database set aside), removed: the caller gives them
+    /// in its answer's `systemMessage`, and they are gone once the session is saved.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn take_notices(&self) -> rusqlite::Result<Vec<String>> {
+        let mut statement = self.tx.prepare("DELETE FROM notices RETURNING message")?;
+        statement.query_map([], |row| row.get(0))?.collect()
+    }
+
     /// Whether the session had no state before this event.
     pub fn is_new(&self) -> bool {
         self.new
@@ -434,40 +517,388 @@ impl Session<'_> {
     }
 }
 
-/// Creates the database at `path` whole: built under a private name, then linked into place,
-/// so that hooks starting together never see it half made (one of them wins; the others use
-/// its file).
-fn create(path: &Path) -> rusqlite::Result<()> {
-    let io = |err: std::io::Error| {
-        rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
-            Some(format!("{}: {err}", path.display())),
-        )
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let staged = dir.join(format!(".hookpack.db.{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&staged);
-    {
-        let conn = Connection::open(&staged)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.execute_batch(SCHEMA)?;
-        conn.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    }
-    let linked = std::fs::hard_link(&staged, path);
-    let _ = std::fs::remove_file(&staged);
-    match linked {
-        Ok(()) => Ok(()),
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(err) => Err(io(err)),
+/// Counts a failure on session `id` and adds it to the log, keeping the newest entries.
+fn log_failure(conn: &Connection, id: &str, event: &str, message: &str) -> rusqlite::Result<()> {
+    let now = now();
+    conn.execute(
+        "INSERT INTO sessions (id, started, updated, failures) VALUES (?1, ?2, ?2, 1)
+         ON CONFLICT (id) DO UPDATE SET failures = failures + 1, updated = ?2",
+        params![id, now],
+    )?;
+    conn.execute(
+        "INSERT INTO failures (at, session, event, message) VALUES (?1, ?2, ?3, ?4)",
+        params![now, id, event, message],
+    )?;
+    conn.execute(
+        "DELETE FROM failures WHERE rowid <= (SELECT max(rowid) FROM failures) - ?1",
+        [MAX_FAILURES_KEPT],
+    )?;
+    Ok(())
+}
+
+/// The copies of the database set aside in the state folder `state_dir`, oldest first
+/// (without their `-wal` and `-journal`, which lie beside them): for `hookpack doctor`.
+pub fn set_aside_copies(state_dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(state_dir) else { return Vec::new() };
+    let mut copies: Vec<(String, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let copy = name.strip_prefix("hookpack.db.")?;
+            let stamp = copy.strip_prefix("aside-").or_else(|| copy.strip_prefix("damaged-"))?;
+            (!COMPANIONS.iter().any(|suffix| stamp.ends_with(suffix)))
+                .then(|| (stamp.to_owned(), entry.path()))
+        })
+        .collect();
+    // `<unix time>.<nanoseconds>-<pid>`: the time has as many digits until 2286.
+    copies.sort();
+    copies.into_iter().map(|(_, path)| path).collect()
+}
+
+/// A file's identity, to tell whether the entry judged is still the one there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    fn of(meta: &fs::Metadata) -> FileId {
+        FileId { dev: meta.dev(), ino: meta.ino() }
     }
 }
 
+/// What is at a name in the state folder, without following a link.
+enum Found {
+    Missing,
+    Regular(FileId),
+    /// A link, a folder, a FIFO…: what it is.
+    Other(String, FileId),
+}
+
+fn inspect(dir: &ConfinedDir, name: &str) -> io::Result<Found> {
+    let path = dir.entry(name)?;
+    match fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() => Ok(Found::Regular(FileId::of(&meta))),
+        Ok(meta) => Ok(Found::Other(describe(&path, &meta), FileId::of(&meta))),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(Found::Missing),
+        Err(err) => Err(err),
+    }
+}
+
+/// What a file that is not a regular file is, for a message.
+fn describe(path: &Path, meta: &fs::Metadata) -> String {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        match fs::read_link(path) {
+            Ok(target) => format!("a symbolic link to {}", target.display()),
+            Err(_) => "a symbolic link".to_owned(),
+        }
+    } else if kind.is_dir() {
+        "a folder".to_owned()
+    } else if kind.is_fifo() {
+        "a FIFO".to_owned()
+    } else if kind.is_socket() {
+        "a socket".to_owned()
+    } else {
+        "not a regular file".to_owned()
+    }
+}
+
+/// Removes what `SQLite` must not open beside database `name`: a companion that is a link
+/// (the link, never its target) or anything but a regular file. Three `lstat`s when all is
+/// well.
+fn clear_companions(dir: &ConfinedDir, name: &str) -> io::Result<()> {
+    for suffix in COMPANIONS {
+        let companion = format!("{name}{suffix}");
+        if let Found::Other(..) = inspect(dir, &companion)? {
+            discard(dir, &companion)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes entry `name`; a folder, which cannot be unlinked, is moved out of the way instead.
+fn discard(dir: &ConfinedDir, name: &str) -> io::Result<()> {
+    match dir.remove(name) {
+        Ok(()) => Ok(()),
+        Err(_) if fs::symlink_metadata(dir.entry(name)?).is_ok_and(|m| m.is_dir()) => {
+            dir.rename(name, &format!(".{name}.aside-{}-{}", now(), std::process::id()))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Why a database could not be used.
+enum Connect {
+    /// It is not a hookpack database, or a damaged one: it is to be set aside.
+    Unusable(String),
+    /// It could not be used now (busy, unreadable folder…): it is left alone.
+    Failed(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for Connect {
+    fn from(err: rusqlite::Error) -> Connect {
+        if is_damaged(&err) { Connect::Unusable(damage(&err)) } else { Connect::Failed(err) }
+    }
+}
+
+/// Opens the regular file at `path` as a hookpack database: told apart from another
+/// application's by its application id (or, before it had one, by its tables), migrated when
+/// older, and its schema read, which finds a damaged file before any state is read from it.
+fn connect(path: &Path) -> Result<Store, Connect> {
+    let mut conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_handler(Some(wait_for_lock))?;
+    // WAL without a sync per commit: an application crash loses nothing, a power loss may lose
+    // or damage the session state, which is worth less than the milliseconds every hook would
+    // pay. A damaged database is set aside and started afresh.
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    let application: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if application != APPLICATION_ID {
+        if application != 0 {
+            return Err(Connect::Unusable(format!(
+                "another application's database (application id {application:#x})"
+            )));
+        }
+        let mut statement = conn.prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%'
+             ORDER BY name",
+        )?;
+        let tables: Vec<String> =
+            statement.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        drop(statement);
+        let has = |table: &str| tables.iter().any(|t| t == table);
+        let legacy = (1..=2).contains(&version)
+            && has("sessions")
+            && has("failures")
+            && tables.iter().all(|t| LEGACY_TABLES.contains(&t.as_str()));
+        if !legacy {
+            let empty = fs::metadata(path).is_ok_and(|m| m.len() == 0);
+            return Err(Connect::Unusable(match (tables.is_empty(), empty) {
+                (true, true) => "empty (0 bytes)".to_owned(),
+                (true, false) => "a database without tables".to_owned(),
+                (false, _) => format!(
+                    "another application's database (tables {})",
+                    tables.iter().take(4).map(String::as_str).collect::<Vec<_>>().join(", ")
+                ),
+            }));
+        }
+    }
+    let store = Store { conn, set_aside: None };
+    if application != APPLICATION_ID || version < SCHEMA_VERSION {
+        store.migrate()?;
+    }
+    let checked = store.conn.prepare("SELECT id FROM sessions LIMIT 0").map(drop);
+    match checked {
+        Ok(()) => Ok(store),
+        // Marked as hookpack's, but without its tables.
+        Err(err) if err.sqlite_error_code() == Some(ErrorCode::Unknown) => {
+            Err(Connect::Unusable(format!("missing its tables ({err})")))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Sets aside the database judged unusable for `why` (the entry `judged`) and starts a new one,
+/// holding the folder's lock; `None` when another hook did it meanwhile.
+fn repair(dir: &ConfinedDir, why: &str, judged: FileId) -> io::Result<Option<SetAside>> {
+    let _lock = FolderLock::take(dir)?;
+    match inspect(dir, DATABASE_NAME)? {
+        Found::Regular(id) | Found::Other(_, id) if id == judged => {}
+        _ => return Ok(None),
+    }
+    let time = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let stamp = format!(
+        "{DATABASE_NAME}.aside-{}.{:09}-{}",
+        time.as_secs(),
+        time.subsec_nanos(),
+        std::process::id()
+    );
+    let mut aside = stamp.clone();
+    // Never over an earlier copy.
+    for n in 1.. {
+        if fs::symlink_metadata(dir.entry(&aside)?).is_err() {
+            break;
+        }
+        aside = format!("{stamp}-{n}");
+    }
+    dir.rename(DATABASE_NAME, &aside)?;
+    // Its log and journal hold its last changes: they go with it. The index is rebuilt.
+    for suffix in ["-wal", "-journal"] {
+        let companion = format!("{DATABASE_NAME}{suffix}");
+        match inspect(dir, &companion)? {
+            Found::Regular(_) => dir.rename(&companion, &format!("{aside}{suffix}"))?,
+            Found::Other(..) => discard(dir, &companion)?,
+            Found::Missing => {}
+        }
+    }
+    prune_set_aside(dir);
+    let path = dir.entry(&aside)?;
+    let notice = format!(
+        "hookpack: the session state database was not usable ({why}); it was set aside as {} \
+         and a new one started, so this project's session counts, flags, memories and \
+         handoffs start afresh.",
+        path.display()
+    );
+    build(dir, Some(&notice))?;
+    Ok(Some(SetAside { path, why: why.to_owned() }))
+}
+
+/// Removes the oldest set-aside copies beyond [`MAX_SET_ASIDE`], with their companions.
+fn prune_set_aside(dir: &ConfinedDir) {
+    let copies = set_aside_copies(dir.path());
+    for copy in &copies[..copies.len().saturating_sub(MAX_SET_ASIDE)] {
+        let Some(name) = copy.file_name().and_then(|n| n.to_str()) else { continue };
+        let _ = discard(dir, name);
+        for suffix in COMPANIONS {
+            let _ = dir.remove(&format!("{name}{suffix}"));
+        }
+    }
+}
+
+/// Creates the database when there is none, holding the folder's lock.
+fn create(dir: &ConfinedDir) -> io::Result<()> {
+    let _lock = FolderLock::take(dir)?;
+    match inspect(dir, DATABASE_NAME)? {
+        Found::Missing => build(dir, None),
+        // Made meanwhile by another hook (or something else is there: the next round sees it).
+        _ => Ok(()),
+    }
+}
+
+/// Builds a new database whole, under a private name created with `O_EXCL | O_NOFOLLOW`, and
+/// links it into place, so that no hook sees it half made; with `notice`, the failure is in
+/// its log and the notice waits for an event that can show it. The companions of a database
+/// that is gone belong to none: they are removed first, or the new database would replay an
+/// orphan `-wal` (deleted memories would come back). Called with the folder's lock held.
+fn build(dir: &ConfinedDir, notice: Option<&str>) -> io::Result<()> {
+    for suffix in COMPANIONS {
+        discard(dir, &format!("{DATABASE_NAME}{suffix}"))?;
+    }
+    let staged = format!(".{DATABASE_NAME}.{}.tmp", std::process::id());
+    for suffix in [""].into_iter().chain(COMPANIONS) {
+        discard(dir, &format!("{staged}{suffix}"))?;
+    }
+    drop(dir.create_new(&staged)?);
+    let staged_path = dir.entry(&staged)?;
+    let made = (|| -> rusqlite::Result<()> {
+        let conn = Connection::open_with_flags(
+            &staged_path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "OFF")?;
+        let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
+        tx.execute_batch(SCHEMA)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+        if let Some(notice) = notice {
+            log_failure(&tx, "", "state", notice)?;
+            tx.execute("INSERT INTO notices (message) VALUES (?1)", [notice])?;
+        }
+        tx.commit()
+    })();
+    let linked = made
+        .map_err(|err| io::Error::other(err.to_string()))
+        .and_then(|()| fs::hard_link(&staged_path, dir.entry(DATABASE_NAME)?));
+    for suffix in [""].into_iter().chain(COMPANIONS) {
+        let _ = dir.remove(&format!("{staged}{suffix}"));
+    }
+    match linked {
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        other => other,
+    }
+}
+
+/// The state folder's lock (`flock` on the folder itself), held while the database is created
+/// or set aside: creating it and clearing a gone database's companions must not race with a
+/// hook already writing to a new one. Rare, and short: it is waited for at most [`LOCK_WAIT`].
+#[derive(Debug)]
+struct FolderLock {
+    /// Locked while open.
+    _folder: File,
+}
+
+impl FolderLock {
+    fn take(dir: &ConfinedDir) -> io::Result<FolderLock> {
+        let folder = File::open(dir.path())?;
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            match folder.try_lock() {
+                Ok(()) => return Ok(FolderLock { _folder: folder }),
+                Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        "another hook held the state folder's lock for over 2 s",
+                    ));
+                }
+                Err(fs::TryLockError::Error(err)) => return Err(err),
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// When the current wait for the database's lock began.
+    static WAITING_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// `SQLite`'s busy handler: waits for another connection's lock in short naps, for at most
+/// [`LOCK_WAIT`] in all. The naps stay short (at most 10 ms, where `SQLite`'s own handler
+/// reaches 100 ms) because the lock is held about a millisecond: a hook that naps long keeps
+/// losing its turn to the hooks that arrive meanwhile, and would wait out the bound behind a
+/// crowd that moves.
+fn wait_for_lock(attempt: i32) -> bool {
+    let now = Instant::now();
+    let since = if attempt == 0 {
+        WAITING_SINCE.set(Some(now));
+        now
+    } else {
+        WAITING_SINCE.get().unwrap_or(now)
+    };
+    let waited = now.duration_since(since);
+    if waited >= LOCK_WAIT {
+        return false;
+    }
+    let nap = Duration::from_millis(u64::from(attempt.clamp(0, 9).cast_unsigned()) + 1);
+    std::thread::sleep(nap.min(LOCK_WAIT.saturating_sub(waited)));
+    true
+}
+
+/// An IO error as a store error, with its message: `SQLITE_BUSY` for a lock not granted in
+/// time, else `SQLITE_CANTOPEN`.
+fn io_error(err: &io::Error) -> rusqlite::Error {
+    let code = if err.kind() == io::ErrorKind::WouldBlock {
+        rusqlite::ffi::SQLITE_BUSY
+    } else {
+        rusqlite::ffi::SQLITE_CANTOPEN
+    };
+    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(err.to_string()))
+}
+
 fn is_damaged(err: &rusqlite::Error) -> bool {
-    matches!(
-        err.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
-    )
+    matches!(err.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase))
+}
+
+/// What a damaged database's error says, without its extended code.
+fn damage(err: &rusqlite::Error) -> String {
+    match err.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => "not a database".to_owned(),
+        _ => format!("damaged: {err}"),
+    }
+}
+
+/// Whether `err` is the write lock not granted within [`LOCK_WAIT`].
+pub fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(err.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
 
 /// The memories sharing the most (and rarest) terms with `recall`'s, best first.
@@ -560,6 +991,11 @@ fn now() -> i64 {
 mod tests {
     use super::*;
 
+    /// Opens the store of the installation folder `dir`.
+    fn open(dir: &Path) -> rusqlite::Result<Store> {
+        Store::open(&Installation::User { dir: dir.to_path_buf() })
+    }
+
     fn temp_dir(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("hookpack-state-{name}-{}", std::process::id()));
@@ -571,7 +1007,7 @@ mod tests {
     #[test]
     fn a_session_round_trips() {
         let dir = temp_dir("round-trip");
-        let mut store = Store::open(&dir).unwrap();
+        let mut store = open(&dir).unwrap();
         let session = store.session("s1").unwrap();
         assert_eq!(session.before, SessionState::default());
         let mut after = session.before.clone();
@@ -602,20 +1038,102 @@ mod tests {
         std::fs::create_dir_all(dir.join("state")).unwrap();
         std::fs::write(database_path(&dir), b"not a database, but long enough to look like one")
             .unwrap();
-        let mut store = Store::open(&dir).unwrap();
-        assert!(store.session("s").unwrap().is_new());
-        let aside = std::fs::read_dir(dir.join("state"))
-            .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("damaged"))
-            .count();
-        assert_eq!(aside, 1);
+        let mut store = open(&dir).unwrap();
+        let aside = store.set_aside().unwrap().clone();
+        assert_eq!(aside.why, "not a database");
+        assert_eq!(set_aside_copies(&dir.join("state")), vec![aside.path.clone()]);
+        assert!(std::fs::read(&aside.path).unwrap().starts_with(b"not a database"));
+        let session = store.session("s").unwrap();
+        assert!(session.is_new());
+        // Told once: the notice is taken by the first event that shows one.
+        let notices = session.take_notices().unwrap();
+        assert_eq!(notices.len(), 1);
+        assert!(notices[0].contains(&aside.path.display().to_string()), "{notices:?}");
+        let before = session.before.clone();
+        session.save(&before, None).unwrap();
+        assert!(store.session("s").unwrap().take_notices().unwrap().is_empty());
+        let failures = store.failures(10).unwrap();
+        assert_eq!(failures.len(), 1);
+        assert!(failures[0].3.contains("set aside as"), "{failures:?}");
+        // Opened again, nothing more is set aside.
+        drop(store);
+        assert!(open(&dir).unwrap().set_aside().is_none());
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A database set aside again and again keeps only the newest copies.
+    #[test]
+    fn set_aside_copies_are_pruned() {
+        let dir = temp_dir("pruned");
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        for i in 0..5 {
+            std::fs::write(database_path(&dir), format!("garbage {i}")).unwrap();
+            let _ = std::fs::remove_file(dir.join("state/hookpack.db-wal"));
+            assert!(open(&dir).unwrap().set_aside().is_some());
+        }
+        let copies = set_aside_copies(&dir.join("state"));
+        assert_eq!(copies.len(), MAX_SET_ASIDE);
+        assert_eq!(std::fs::read(copies.last().unwrap()).unwrap(), b"garbage 4");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Recording a failure while another hook holds the lock gives up quickly.
+    #[test]
+    fn recording_a_failure_does_not_wait_long() {
+        let dir = temp_dir("record-busy");
+        let mut holder = open(&dir).unwrap();
+        let held = holder.session("holder").unwrap();
+        let mut store = open(&dir).unwrap();
+        let started = Instant::now();
+        let err = store.record_failure("s", "Stop", "boom").unwrap_err();
+        let waited = started.elapsed();
+        assert!(is_busy(&err), "{err}");
+        assert!(waited < LOCK_WAIT, "waited {waited:?}");
+        let started = Instant::now();
+        let err = store.session("s").unwrap_err();
+        assert!(is_busy(&err), "{err}");
+        assert!(started.elapsed() >= LOCK_WAIT, "the session waits the bounded wait");
+        drop(held);
+        store.record_failure("s", "Stop", "boom").unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Another application's `SQLite` file (with a `sessions` table of its own, or without) is
+    /// never migrated into hookpack's: it is set aside as it was, and a new database started.
+    #[test]
+    fn a_foreign_database_is_set_aside_untouched() {
+        for (case, sql) in [
+            (
+                "foreign-sessions",
+                "CREATE TABLE sessions (id TEXT, user TEXT); INSERT INTO sessions VALUES ('a', 'b');",
+            ),
+            (
+                "foreign-tables",
+                "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT); INSERT INTO moz_places (url) VALUES ('https://example.com');",
+            ),
+        ] {
+            let dir = temp_dir(case);
+            std::fs::create_dir_all(dir.join("state")).unwrap();
+            let path = database_path(&dir);
+            Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+            let before = std::fs::read(&path).unwrap();
+            let mut store = open(&dir).unwrap();
+            assert!(store.session("s").unwrap().is_new(), "{case}");
+            let aside: Vec<_> = std::fs::read_dir(dir.join("state"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("hookpack.db."))
+                .collect();
+            assert_eq!(aside.len(), 1, "{case}: {aside:?}");
+            assert_eq!(std::fs::read(&aside[0]).unwrap(), before, "{case}: set aside untouched");
+            std::fs::remove_dir_all(dir).unwrap();
+        }
     }
 
     #[test]
     fn old_sessions_are_removed() {
         let dir = temp_dir("cleanup");
-        let mut store = Store::open(&dir).unwrap();
+        let mut store = open(&dir).unwrap();
         for id in ["old", "new"] {
             let session = store.session(id).unwrap();
             let mut after = SessionState::default();
@@ -653,7 +1171,7 @@ mod tests {
             .unwrap();
             conn.pragma_update(None, "user_version", 1).unwrap();
         }
-        let mut store = Store::open(&dir).unwrap();
+        let mut store = open(&dir).unwrap();
         let mut session = store.session("s").unwrap();
         assert_eq!(session.before.prompt_count, 4);
         let captured = Captured {
@@ -681,7 +1199,7 @@ mod tests {
     #[test]
     fn failures_are_counted_and_logged() {
         let dir = temp_dir("failures");
-        let mut store = Store::open(&dir).unwrap();
+        let mut store = open(&dir).unwrap();
         store.record_failure("s", "PreToolUse", "artifact missing").unwrap();
         store.record_failure("s", "Stop", "artifact missing").unwrap();
         let failures = store.failures(10).unwrap();

@@ -2,12 +2,13 @@
 //!
 //! The transcript is JSONL that reaches tens of megabytes; only its end matters. It is read
 //! backwards in chunks, at most [`MAX_TAIL_BYTES`], and only lines that can be what is looked
-//! for are parsed.
+//! for are parsed. Its path comes from the payload: only a regular file is read, opened without
+//! blocking (a FIFO would otherwise hold the hook forever).
 
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use hook_engine::bounded::open_regular;
 use hook_engine::{Bracket, Settings};
 use serde_json::Value;
 
@@ -37,10 +38,10 @@ pub enum Usage {
 ///
 /// # Errors
 ///
-/// When the file cannot be read.
+/// When the file cannot be read, or is not a regular file (`InvalidInput`).
 pub fn usage(path: &Path) -> io::Result<(Usage, u64)> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
+    let (mut file, metadata) = open_regular(path)?;
+    let len = metadata.len();
     let mut end = len;
     let mut read = 0u64;
     // Bytes of a line cut by the chunk boundary, kept for the next (earlier) chunk.
@@ -152,15 +153,27 @@ pub fn reading(
     window_tokens: u32,
     prompts: u64,
 ) -> Reading {
-    let why = match usage(transcript) {
+    reading_from(&usage(transcript), settings, window_tokens, prompts)
+}
+
+/// The bracket from what [`usage`] found in the transcript (read beforehand, so that a hook
+/// reads it before it takes the state's lock), else estimated from `prompts`, as [`reading`].
+pub fn reading_from(
+    tail: &io::Result<(Usage, u64)>,
+    settings: &Settings,
+    window_tokens: u32,
+    prompts: u64,
+) -> Reading {
+    let why = match tail {
         Ok((Usage::Known { tokens, model }, read)) => {
+            let (tokens, read) = (*tokens, *read);
             let window = window(model.as_deref(), window_tokens);
             #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
             let remaining = (100.0 - tokens as f64 * 100.0 / window as f64).max(0.0);
             return Reading {
                 bracket: settings.bracket(remaining),
                 remaining,
-                how: How::Transcript { tokens, window, model, read },
+                how: How::Transcript { tokens, window, model: model.clone(), read },
             };
         }
         Ok((Usage::AfterCompaction, _)) => "no assistant entry since the last compaction",
@@ -191,6 +204,7 @@ impl std::fmt::Display for Reading {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::Write as _;
 
     use super::*;
@@ -276,6 +290,22 @@ mod tests {
         assert_eq!(found, Usage::Unknown);
         assert_eq!(read, MAX_TAIL_BYTES);
         let _ = std::fs::remove_file(path);
+    }
+
+    /// A FIFO (or a device) given as the transcript is refused at once: opening a FIFO nobody
+    /// writes would block forever.
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let fifo =
+            std::env::temp_dir().join(format!("hookpack-transcript-{}.fifo", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        for path in [fifo.as_path(), Path::new("/dev/zero")] {
+            let err = usage(path).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{}", path.display());
+        }
+        std::fs::remove_file(fifo).unwrap();
     }
 
     #[test]

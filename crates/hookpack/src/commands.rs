@@ -354,6 +354,24 @@ pub(crate) fn memory(
         println!("no memories yet ({} does not exist)", database_path(&dir).display());
         return Ok(true);
     }
+    let open = || -> anyhow::Result<Store> {
+        let installation = match &layout.project {
+            Some(root) => hook_runtime::Installation::Project {
+                root: root.clone(),
+                dir: root.join(hook_runtime::PROJECT_SUBDIR),
+            },
+            None => hook_runtime::Installation::User { dir: dir.clone() },
+        };
+        let store = Store::open(&installation)?;
+        if let Some(aside) = store.set_aside() {
+            eprintln!(
+                "hookpack: the memory database was not usable ({}); set aside as {}",
+                aside.why,
+                aside.path.display()
+            );
+        }
+        Ok(store)
+    };
     let show = |memories: &[memory::Memory]| {
         if memories.is_empty() {
             println!("(none)");
@@ -367,7 +385,7 @@ pub(crate) fn memory(
         "list" => {
             anyhow::ensure!(rest.is_empty(), "`memory list` takes no words; try `memory search`");
             // Opened to write: a database of an older schema is migrated first.
-            let store = Store::open(&dir)?;
+            let store = open()?;
             let namespace = namespace.map(str::to_ascii_lowercase);
             show(&store.memories(namespace.as_deref(), limit.unwrap_or(50))?);
             Ok(true)
@@ -375,7 +393,7 @@ pub(crate) fn memory(
         "search" => {
             let terms = memory::terms(&rest.join(" "));
             anyhow::ensure!(!terms.is_empty(), "`memory search` needs words to look for");
-            let store = Store::open(&dir)?;
+            let store = open()?;
             let recall =
                 // Any shared word counts, as for a file path.
                 Recall { from: RecallFrom::Path, max: limit.unwrap_or(10) as usize, terms };
@@ -392,7 +410,7 @@ pub(crate) fn memory(
                 })
                 .collect::<anyhow::Result<_>>()?;
             anyhow::ensure!(!ids.is_empty(), "`memory forget` needs the ids to remove");
-            let removed = Store::open(&dir)?.forget(&ids)?;
+            let removed = open()?.forget(&ids)?;
             println!("forgot {removed} of {} memories", ids.len());
             Ok(removed == ids.len())
         }

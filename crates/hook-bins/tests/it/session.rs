@@ -493,3 +493,286 @@ fn a_memory_is_recalled_again_after_a_compaction() {
     hook(&root, EventKind::SessionStart, &json!({ "source": "compact" }));
     assert!(read_jwt().context().contains("RS256"), "given again after the compaction");
 }
+
+// The state store against a hostile repository, a broken database and a stuck hook (issue #9).
+
+/// Counts prompts (every tenth gets a note) and reads the bracket on every prompt.
+const COUNTING_PACK: &str = r#"
+[pack]
+name = "count"
+
+[[rule]]
+id = "tenth"
+on = "UserPromptSubmit"
+every = 10
+context = "Every tenth prompt."
+
+[[rule]]
+id = "nearly-full"
+on = "UserPromptSubmit"
+bracket = "critical"
+context = "The window is nearly full."
+"#;
+
+fn counting_project(name: &str) -> PathBuf {
+    project(name, "", &[("count.toml", COUNTING_PACK)])
+}
+
+fn state_dir(root: &Path) -> PathBuf {
+    root.join(".claude/hookpack/state")
+}
+
+/// The entries of the state folder whose name starts with `hookpack.db.` (set-aside copies).
+fn set_aside(root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(state_dir(root))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("hookpack.db."))
+        .collect();
+    names.sort();
+    names
+}
+
+fn failures(root: &Path) -> Vec<String> {
+    let store = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
+    store.failures(50).unwrap().into_iter().map(|(_, _, _, message)| message).collect()
+}
+
+/// Waits for every hook, at most `limit` from its start; kills the ones still running then.
+/// Each reply (`None` when it was killed) with how long the hook ran.
+fn finish_all(
+    children: Vec<(Child, std::time::Instant)>,
+    limit: std::time::Duration,
+) -> Vec<(Option<Reply>, std::time::Duration)> {
+    let mut pending: Vec<Option<(Child, std::time::Instant)>> =
+        children.into_iter().map(Some).collect();
+    let mut done: Vec<Option<(Option<Reply>, std::time::Duration)>> =
+        (0..pending.len()).map(|_| None).collect();
+    while pending.iter().any(Option::is_some) {
+        for (i, slot) in pending.iter_mut().enumerate() {
+            let Some((child, started)) = slot else { continue };
+            let elapsed = started.elapsed();
+            if child.try_wait().unwrap().is_some() {
+                let (child, _) = slot.take().unwrap();
+                done[i] = Some((Some(finish(child)), elapsed));
+            } else if elapsed > limit {
+                let (mut child, _) = slot.take().unwrap();
+                let _ = child.kill();
+                let _ = child.wait();
+                done[i] = Some((None, elapsed));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    done.into_iter().map(Option::unwrap).collect()
+}
+
+/// Where the database should be, a 0-byte file, garbage, a folder, or a link to another
+/// project's database: each is set aside (the link itself, never what it points to), a new
+/// database started, the user told once where the old one went, and the failure recorded.
+fn a_broken_database_is_set_aside(case: &str) {
+    let other = counting_project(&format!("broken-db-{case}-other"));
+    hook(&other, EventKind::UserPromptSubmit, &prompt("the other project's prompt"));
+    let other_db = state_dir(&other).join("hookpack.db");
+    let other_bytes = std::fs::read(&other_db).unwrap();
+
+    let root = counting_project(&format!("broken-db-{case}"));
+    let folder = state_dir(&root);
+    std::fs::create_dir_all(&folder).unwrap();
+    let db = folder.join("hookpack.db");
+    match case {
+        "empty" => std::fs::write(&db, b"").unwrap(),
+        "garbage" => std::fs::write(&db, b"not a database, but long enough to be one").unwrap(),
+        "folder" => std::fs::create_dir(&db).unwrap(),
+        _ => std::os::unix::fs::symlink(&other_db, &db).unwrap(),
+    }
+    let first = finish(start(&root, EventKind::UserPromptSubmit, &prompt("one")));
+    assert!(std::fs::read(&other_db).unwrap() == other_bytes, "the link's target was written");
+    assert_eq!(state(&other, "session-1").prompt_count, 1);
+    assert_eq!((first.code, first.stderr.as_str()), (0, ""), "{case}");
+    let aside = set_aside(&root);
+    assert_eq!(aside.len(), 1, "{case}: {aside:?}");
+    let told = message(&first);
+    assert!(told.contains("set aside") && told.contains(&aside[0]), "{case}: {}", first.json);
+    let second = hook(&root, EventKind::UserPromptSubmit, &prompt("two"));
+    assert_eq!(message(&second), "", "{case}: told once");
+    assert!(std::fs::symlink_metadata(&db).unwrap().is_file(), "{case}");
+    assert_eq!(state(&root, "session-1").prompt_count, 2, "{case}: counted afresh");
+    let recorded = failures(&root);
+    assert!(recorded.iter().any(|m| m.contains(&aside[0])), "{case}: {recorded:?}");
+}
+
+#[test]
+fn a_zero_byte_database_is_set_aside() {
+    a_broken_database_is_set_aside("empty");
+}
+
+#[test]
+fn a_garbage_database_is_set_aside() {
+    a_broken_database_is_set_aside("garbage");
+}
+
+#[test]
+fn a_folder_for_a_database_is_set_aside() {
+    a_broken_database_is_set_aside("folder");
+}
+
+#[test]
+fn a_linked_database_is_set_aside_not_followed() {
+    a_broken_database_is_set_aside("link");
+}
+
+/// A database deleted without its `-wal` (as `rm hookpack.db` does): the new database must not
+/// replay the orphan log, which would bring the deleted memories back.
+#[test]
+fn an_orphan_wal_does_not_bring_deleted_memories_back() {
+    let root = project("orphan-wal", "builtin = [\"memory\"]\n", &[]);
+    let folder = state_dir(&root);
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign JWT tokens with RS256"));
+    // A reader kept open keeps the log when the next hook's connection closes.
+    let reader = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
+    reader.peek("session-1").unwrap();
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] rotate the keys monthly"));
+    let wal = std::fs::read(folder.join("hookpack.db-wal")).unwrap();
+    assert!(wal.windows(11).any(|w| w == b"rotate the "), "the log holds the memory");
+    drop(reader);
+    assert_eq!(memories(&root).len(), 2);
+
+    std::fs::remove_file(folder.join("hookpack.db")).unwrap();
+    let _ = std::fs::remove_file(folder.join("hookpack.db-shm"));
+    std::fs::write(folder.join("hookpack.db-wal"), &wal).unwrap();
+    hook(&root, EventKind::UserPromptSubmit, &prompt("a prompt without markers"));
+    let back = memories(&root);
+    assert!(back.is_empty(), "deleted memories came back: {back:?}");
+    assert_eq!(state(&root, "session-1").prompt_count, 1);
+}
+
+/// Links planted as the database's companions (`-wal`, `-shm`, `-journal`) are removed, not
+/// written through.
+#[test]
+fn companion_links_are_not_written_through() {
+    let root = counting_project("companion-links");
+    hook(&root, EventKind::UserPromptSubmit, &prompt("one"));
+    let victims = root.join("victims");
+    std::fs::create_dir_all(&victims).unwrap();
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let victim = victims.join(suffix);
+        std::fs::write(&victim, b"precious").unwrap();
+        let link = state_dir(&root).join(format!("hookpack.db{suffix}"));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&victim, link).unwrap();
+    }
+    hook(&root, EventKind::UserPromptSubmit, &prompt("two"));
+    for suffix in ["-wal", "-shm", "-journal"] {
+        assert_eq!(std::fs::read(victims.join(suffix)).unwrap(), b"precious", "{suffix}");
+    }
+    assert_eq!(state(&root, "session-1").prompt_count, 2);
+}
+
+/// A symlinked `state/` or `.claude/hookpack` is refused: the hooks still answer from the rules,
+/// write nothing outside the project, and say so on stderr without a notice on every hook.
+#[test]
+fn linked_state_folders_are_refused() {
+    for linked in ["state", "hookpack"] {
+        let root = counting_project(&format!("linked-{linked}"));
+        let outside = root.parent().unwrap().join(format!("linked-{linked}-outside"));
+        let _ = std::fs::remove_dir_all(&outside);
+        std::fs::create_dir_all(&outside).unwrap();
+        let dir = root.join(".claude/hookpack");
+        if linked == "state" {
+            std::os::unix::fs::symlink(&outside, dir.join("state")).unwrap();
+        } else {
+            std::fs::rename(&dir, outside.join("hookpack")).unwrap();
+            std::os::unix::fs::symlink(outside.join("hookpack"), &dir).unwrap();
+        }
+        let replies: Vec<Reply> = (0..12)
+            .map(|i| finish(start(&root, EventKind::UserPromptSubmit, &prompt(&format!("p{i}")))))
+            .collect();
+        let written: Vec<_> = walk(&outside)
+            .into_iter()
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                name.starts_with("hookpack.db") || name == "notices"
+            })
+            .collect();
+        assert!(written.is_empty(), "{linked}: written outside the project: {written:?}");
+        for reply in replies {
+            assert_eq!(reply.code, 0);
+            assert!(reply.stderr.contains("symbolic link"), "{linked}: {}", reply.stderr);
+            assert_eq!(message(&reply), "", "{linked}: no notice on every hook");
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+            found.extend(walk(&path));
+        }
+        found.push(path);
+    }
+    found
+}
+
+/// 200 prompts of one session at once, one of them with a FIFO nobody writes for a transcript:
+/// that one does not hang (the FIFO is refused) and stalls nobody, and every prompt is counted.
+#[test]
+fn a_fifo_transcript_stalls_no_hook() {
+    let root = counting_project("fifo-transcript");
+    let fifo = root.join("transcript.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let children: Vec<(Child, std::time::Instant)> = (0..200)
+        .map(|i| {
+            let mut payload = prompt(&format!("prompt {i}"));
+            if i == 20 {
+                payload["transcript_path"] = json!(fifo);
+            }
+            (start(&root, EventKind::UserPromptSubmit, &payload), std::time::Instant::now())
+        })
+        .collect();
+    let done = finish_all(children, std::time::Duration::from_secs(30));
+    for (i, (reply, took)) in done.iter().enumerate() {
+        let reply = reply.as_ref().unwrap_or_else(|| panic!("hook {i} hung for {took:?}"));
+        assert_eq!((reply.code, reply.stderr.as_str()), (0, ""), "hook {i}");
+        // Generous: the bound that matters is "no hang"; a loaded machine is slow.
+        assert!(*took < std::time::Duration::from_secs(10), "hook {i} took {took:?}");
+    }
+    assert_eq!(state(&root, "session-1").prompt_count, 200);
+}
+
+/// A hook that holds the write lock and does not let go (simulated by this test holding it):
+/// the others fail open after the bounded wait, each saying on stderr that the state was busy
+/// and not saved, without a second wait to record the failure; nothing is lost silently.
+#[test]
+fn a_held_lock_makes_others_fail_open_quickly() {
+    let root = counting_project("held-lock");
+    hook(&root, EventKind::UserPromptSubmit, &prompt("one"));
+    let installation = hook_runtime::Installation::Project {
+        root: root.clone(),
+        dir: root.join(".claude/hookpack"),
+    };
+    let mut store = Store::open(&installation).unwrap();
+    let held = store.session("holder").unwrap();
+    let children: Vec<(Child, std::time::Instant)> = (0..4)
+        .map(|i| {
+            let payload = prompt(&format!("blocked {i}"));
+            (start(&root, EventKind::UserPromptSubmit, &payload), std::time::Instant::now())
+        })
+        .collect();
+    let done = finish_all(children, std::time::Duration::from_mins(1));
+    drop(held);
+    drop(store);
+    for (i, (reply, took)) in done.iter().enumerate() {
+        let reply = reply.as_ref().unwrap_or_else(|| panic!("hook {i} hung for {took:?}"));
+        assert_eq!(reply.code, 0);
+        assert!(reply.stderr.contains("session state busy"), "hook {i}: {}", reply.stderr);
+        assert!(reply.stderr.contains("not saved"), "hook {i}: {}", reply.stderr);
+        // The bounded wait is 2 s; the old waits were 10 s, then 10 s more to record.
+        assert!(*took < std::time::Duration::from_secs(8), "hook {i} took {took:?}");
+    }
+    hook(&root, EventKind::UserPromptSubmit, &prompt("after"));
+    assert_eq!(state(&root, "session-1").prompt_count, 2, "the blocked prompts were not counted");
+}
