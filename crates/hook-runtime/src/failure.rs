@@ -79,10 +79,8 @@ pub(crate) fn handle(
     let Failed { kind, session, tool, unreadable_payload } = failed;
     // Best effort, and brief (`record_failure` waits 200 ms at most for the lock): when the
     // database is what failed, the stderr line is all there is.
-    if crate::confined::Confined::of(installation).dir("state").is_ok() {
-        let _ = Store::open(installation)
-            .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
-    }
+    let _ = Store::open(installation)
+        .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
     let root = installation.root();
 
     let mut denied = None;
@@ -124,21 +122,24 @@ pub(crate) fn handle(
 
     let key = format!("failure-{:016x}", fnv1a(note.as_bytes()));
     if first_time(installation, kind, session, &key) {
-        let consequence = match (answer.answered, denied) {
-            (Answered::FailClosed, Some(tool)) => {
-                format!("`{tool}` calls are denied by fail-closed guards until it is fixed")
-            }
-            (Answered::FromRules, _) => "the rules still answer, without it".to_owned(),
-            _ => "hooks answer without their rules until it is fixed".to_owned(),
-        };
-        let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
-        announce(
-            output,
-            format!(
-                "hookpack: {note}; {consequence}. To fix it, {}; `hookpack doctor` shows the details.",
+        let told = match (answer.answered, denied) {
+            (Answered::FailClosed, Some(tool)) => format!(
+                "`{tool}` calls are denied by fail-closed guards until it is fixed. To fix it, \
+                 {}; `hookpack doctor` shows the details",
                 way_out(root)
             ),
-        );
+            // The session state failed, not the rules: nothing to recompile.
+            (Answered::FromRules, _) => {
+                "the rules still answer; only the session state is lost. If it persists".to_owned()
+            }
+            _ => format!(
+                "hooks answer without their rules until it is fixed. To fix it, {}; \
+                 `hookpack doctor` shows the details",
+                way_out(root)
+            ),
+        };
+        let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
+        announce(output, format!("hookpack: {note}; {told}; `hookpack doctor` shows the details."));
     }
 }
 
