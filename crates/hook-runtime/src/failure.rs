@@ -24,7 +24,7 @@ pub const FAIL_CLOSED_FILE: &str = "fail-closed.txt";
 /// guard may be denying the Bash tool itself, so it is said as the user runs it: in a
 /// terminal, or in Claude Code behind `!` (bash mode runs it in the user's shell, not through
 /// the Bash tool, so no hook guards it).
-pub(crate) fn way_out(root: &Path) -> String {
+pub fn way_out(root: &Path) -> String {
     format!(
         "run `hookpack compile --project {}` in a terminal, or type `! hookpack compile` in Claude Code",
         root.display()
@@ -139,7 +139,7 @@ pub(crate) fn handle(
             ),
         };
         let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
-        announce(output, format!("hookpack: {note}; {told}; `hookpack doctor` shows the details."));
+        announce(output, format!("hookpack: {note}; {told}."));
     }
 }
 

@@ -40,7 +40,9 @@ use hook_model::{EventKind, HookInput, InputError};
 pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
 pub use failure::FAIL_CLOSED_FILE;
+pub use failure::way_out;
 pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
+pub use rules::{Unusable, load as load_artifact, stale as staleness};
 pub use stdin::MAX_STDIN_BYTES;
 
 use respond::Answer;

@@ -332,7 +332,7 @@ pub(crate) fn announce(output: &mut hook_model::HookOutput, notice: String) {
 
 /// Why the artifact cannot be used.
 #[derive(Debug)]
-pub(crate) enum Unusable {
+pub enum Unusable {
     /// There is none.
     Missing,
     /// It cannot be read: not a regular file, too large, or an IO error.
@@ -341,10 +341,24 @@ pub(crate) enum Unusable {
     Invalid(ArtifactError),
 }
 
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::Missing => f.write_str("there are no compiled rules"),
+            Unusable::Unreadable(err) => write!(f, "cannot be read ({err})"),
+            Unusable::Invalid(err) => err.fmt(f),
+        }
+    }
+}
+
 /// Reads the artifact at `path` and checks its header and its CRC, over the whole file, before
 /// anything in it is used. A copy that does not hold is read once more: the compiler replaces
 /// the file by a rename, but another program (`cp`) may be rewriting it in place.
-pub(crate) fn load(path: &Path) -> Result<AlignedBytes, Unusable> {
+///
+/// # Errors
+///
+/// When it is missing, cannot be read, or does not hold.
+pub fn load(path: &Path) -> Result<AlignedBytes, Unusable> {
     let attempt = || {
         let bytes = artifact::read(path).map_err(|err| match err.kind() {
             std::io::ErrorKind::NotFound => Unusable::Missing,
@@ -361,8 +375,13 @@ pub(crate) fn load(path: &Path) -> Result<AlignedBytes, Unusable> {
     }
 }
 
-/// What changed since the artifact was compiled, if anything.
-fn stale(artifact: &Artifact<'_>) -> Result<Option<String>, ArtifactError> {
+/// What changed since the artifact was compiled, if anything: a source file changed, created
+/// or removed, a pack added to or removed from a folder, another hookpack build.
+///
+/// # Errors
+///
+/// When the artifact's sources section is malformed.
+pub fn stale(artifact: &Artifact<'_>) -> Result<Option<String>, ArtifactError> {
     if artifact.compiler_fingerprint() != hookpack_fingerprint() {
         return Ok(Some("compiled by another version of hookpack".to_owned()));
     }

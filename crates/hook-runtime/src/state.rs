@@ -657,6 +657,25 @@ fn connect(path: &Path) -> Result<Store, Connect> {
     // or damage the session state, which is worth less than the milliseconds every hook would
     // pay. A damaged database is set aside and started afresh.
     conn.pragma_update(None, "synchronous", "OFF")?;
+    let outdated = recognize(&conn, path)?;
+    let store = Store { conn, set_aside: None };
+    if outdated {
+        store.migrate()?;
+    }
+    let checked = store.conn.prepare("SELECT id FROM sessions LIMIT 0").map(drop);
+    match checked {
+        Ok(()) => Ok(store),
+        // Marked as hookpack's, but without its tables.
+        Err(err) if err.sqlite_error_code() == Some(ErrorCode::Unknown) => {
+            Err(Connect::Unusable(format!("missing its tables ({err})")))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Whether the database open on `conn` (the file at `path`) is hookpack's: by its application
+/// id, or, before it had one, by its tables. `Ok(true)` when it is, but must be migrated.
+fn recognize(conn: &Connection, path: &Path) -> Result<bool, Connect> {
     let application: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if application != APPLICATION_ID {
@@ -689,18 +708,69 @@ fn connect(path: &Path) -> Result<Store, Connect> {
             }));
         }
     }
-    let store = Store { conn, set_aside: None };
-    if application != APPLICATION_ID || version < SCHEMA_VERSION {
-        store.migrate()?;
+    Ok(application != APPLICATION_ID || version < SCHEMA_VERSION)
+}
+
+/// What `hookpack doctor` finds of the database in an installation folder, read without
+/// changing anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Diagnosis {
+    /// None yet: the first hook that needs the state creates it.
+    Missing,
+    /// Usable.
+    Healthy {
+        /// Sessions kept.
+        sessions: i64,
+        /// Memories kept.
+        memories: i64,
+    },
+    /// Not usable: the next hook that opens it sets it aside and starts afresh.
+    Unusable(String),
+    /// Cannot be read now (permissions, a lock held too long).
+    Unreadable(String),
+}
+
+/// Looks at the database of the installation folder `dir` without changing it.
+pub fn diagnose(dir: &Path) -> Diagnosis {
+    let path = database_path(dir);
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Diagnosis::Missing,
+        Err(err) => return Diagnosis::Unreadable(err.to_string()),
+    };
+    if !meta.is_file() {
+        return Diagnosis::Unusable(describe(&path, &meta));
     }
-    let checked = store.conn.prepare("SELECT id FROM sessions LIMIT 0").map(drop);
+    let opened = Connection::open_with_flags(
+        &path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    );
+    let mut conn = match opened {
+        Ok(conn) => conn,
+        Err(err) if is_damaged(&err) => return Diagnosis::Unusable(damage(&err)),
+        Err(err) => return Diagnosis::Unreadable(err.to_string()),
+    };
+    let _ = conn.busy_handler(Some(wait_for_lock));
+    match recognize(&conn, &path) {
+        Ok(_) => {}
+        Err(Connect::Unusable(why)) => return Diagnosis::Unusable(why),
+        Err(Connect::Failed(err)) => return Diagnosis::Unreadable(err.to_string()),
+    }
+    let checked = conn.query_row("PRAGMA quick_check", [], |row| row.get::<_, String>(0));
     match checked {
-        Ok(()) => Ok(store),
-        // Marked as hookpack's, but without its tables.
-        Err(err) if err.sqlite_error_code() == Some(ErrorCode::Unknown) => {
-            Err(Connect::Unusable(format!("missing its tables ({err})")))
-        }
-        Err(err) => Err(err.into()),
+        Ok(verdict) if verdict == "ok" => {}
+        Ok(verdict) => return Diagnosis::Unusable(format!("damaged ({verdict})")),
+        Err(err) if is_damaged(&err) => return Diagnosis::Unusable(damage(&err)),
+        Err(err) => return Diagnosis::Unreadable(err.to_string()),
+    }
+    let count = |table: &str| {
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get::<_, i64>(0))
+    };
+    match (count("sessions"), count("memories")) {
+        (Ok(sessions), Ok(memories)) => Diagnosis::Healthy { sessions, memories },
+        // A version 1 database has no memories yet; a hook migrates it.
+        (Ok(sessions), Err(_)) => Diagnosis::Healthy { sessions, memories: 0 },
+        (Err(err), _) => Diagnosis::Unusable(format!("missing its tables ({err})")),
     }
 }
 

@@ -11,7 +11,9 @@ use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list,
 
 /// The project and user folders for this run.
 pub(crate) fn layout(project: Option<&Path>) -> Layout {
-    let project = project.map(Path::to_path_buf).or_else(|| {
+    // Absolute, so that what is recorded and said does not depend on where it runs from.
+    let project = project.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+    let project = project.or_else(|| {
         let env =
             std::env::var_os("CLAUDE_PROJECT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
         env.or_else(|| {

@@ -6,6 +6,7 @@
 )]
 
 mod commands;
+mod doctor;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +22,9 @@ commands:
   explain <payload.json | ->
                       which rules fire for a payload, which nearly did and why not,
                       the bracket, and the exact stdout and exit code of the hook
+  doctor [--format json]
+                      what is wrong with the compiled rules, the session state and the
+                      fail-closed guards, the failures recorded, and the fix (exit 1: problems)
   memory list [--namespace NS] [--limit N]
                       the stored memories, newest first
   memory search <words…> [--limit N]
@@ -43,6 +47,8 @@ struct Args {
     words: Vec<String>,
     namespace: Option<String>,
     limit: Option<u32>,
+    /// `doctor --format json`.
+    json: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -54,6 +60,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         words: Vec::new(),
         namespace: None,
         limit: None,
+        json: false,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -73,6 +80,16 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 let n = rest.next().ok_or("--limit needs a number")?;
                 parsed.limit = Some(n.parse().map_err(|_| format!("--limit: `{n}` is no number"))?);
             }
+            "--format" if parsed.command == "doctor" => match rest.next().map(String::as_str) {
+                Some("json") => parsed.json = true,
+                Some("text") => parsed.json = false,
+                other => {
+                    return Err(format!(
+                        "--format takes `text` or `json`, not `{}`",
+                        other.unwrap_or("")
+                    ));
+                }
+            },
             "-" if parsed.command == "explain" && parsed.payload.is_none() => {
                 parsed.payload = Some(arg.clone());
             }
@@ -106,6 +123,7 @@ fn main() -> ExitCode {
     let result = match args.command.as_str() {
         "compile" => commands::compile(&commands::layout(args.project.as_deref()), args.check),
         "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref()))),
+        "doctor" => doctor::doctor(&commands::layout(args.project.as_deref()), args.json),
         "test" => commands::test(&commands::layout(args.project.as_deref())),
         "explain" => commands::explain(
             &commands::layout(args.project.as_deref()),

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
 
 mod cli;
+mod doctor;
 mod explain;
 
 use std::path::{Path, PathBuf};
