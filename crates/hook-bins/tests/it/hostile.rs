@@ -350,3 +350,114 @@ fn a_fail_closed_deny_names_the_cause_and_the_way_out() {
     let again = answer(&run(&root, EventKind::PreToolUse, &bash("ls"), LIMIT));
     assert_eq!(again.get("systemMessage"), None, "once per session");
 }
+
+/// Every entry below `dir` with its length and contents, to tell whether anything changed.
+fn listing(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            found.push((path.clone(), Vec::new()));
+            found.extend(listing(&path));
+        } else if meta.is_file() {
+            found.push((path.clone(), std::fs::read(&path).unwrap()));
+        } else {
+            found.push((path, Vec::new()));
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Fails naming what changed between two listings.
+fn assert_unchanged(before: &[(PathBuf, Vec<u8>)], after: &[(PathBuf, Vec<u8>)], plant: &str) {
+    let changed: Vec<&Path> = after
+        .iter()
+        .filter(|entry| !before.contains(entry))
+        .chain(before.iter().filter(|entry| !after.contains(entry)))
+        .map(|(path, _)| path.as_path())
+        .collect();
+    assert!(changed.is_empty(), "{plant}: written outside the project: {changed:?}");
+}
+
+/// Runs every event's example (and the events that write: prompts, compaction, a stale
+/// artifact's notice, a broken artifact's failure) in `root`.
+fn every_event(root: &Path, artifact: Option<&Path>) {
+    let events = |root: &Path| {
+        for &kind in EventKind::ALL.iter() {
+            let payload: Value =
+                serde_json::from_slice(&std::fs::read(crate::first_example(kind)).unwrap())
+                    .unwrap();
+            let output = run(root, kind, &payload, LIMIT);
+            assert_eq!(output.status.signal(), None, "{kind}");
+        }
+        for prompt in ["[remember] use pnpm", "@dev the migration", "again"] {
+            answer(&run(root, EventKind::UserPromptSubmit, &json!({"prompt": prompt}), LIMIT));
+        }
+        answer(&run(root, EventKind::PreCompact, &json!({"trigger": "auto"}), LIMIT));
+        answer(&run(root, EventKind::SessionStart, &json!({"source": "compact"}), LIMIT));
+    };
+    events(root);
+    // Broken rules: a failure to record and announce, a fail-closed deny.
+    if let Some(artifact) = artifact {
+        let good = std::fs::read(artifact).ok();
+        let _ = std::fs::remove_file(artifact);
+        let _ = std::fs::write(artifact, b"broken");
+        events(root);
+        if let Some(good) = good {
+            std::fs::write(artifact, good).unwrap();
+        }
+    }
+}
+
+#[test]
+fn nothing_is_written_outside_through_any_planted_symlink() {
+    const CONFIG: &str = "builtin = [\"context\", \"guard\", \"memory\", \"workflow\"]\n";
+    // (what is planted, relative to `.claude/hookpack`, and whether it links to a folder)
+    let plants: &[(&str, bool)] = &[
+        ("state", true),
+        ("state/notices", true),
+        ("state/hookpack.db", false),
+        ("state/hookpack.db-wal", false),
+        ("state/hookpack.db-shm", false),
+        ("state/hookpack.db-journal", false),
+        ("compiled/rules.hpk.ok", false),
+        ("compiled/rules.hpk.ok.tmp", false),
+    ];
+    for (i, (plant, folder)) in plants.iter().enumerate() {
+        let root = project(&format!("planted-{i}"), GUARD);
+        let dir = root.join(".claude/hookpack");
+        std::fs::write(dir.join("hookpack.toml"), CONFIG).unwrap();
+        write_artifact(&root, &compiled(&root));
+        let outside = root.join("outside");
+        let victim = outside.join("victim");
+        std::fs::write(&victim, b"the user's file").unwrap();
+        let at = dir.join(plant);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        symlink(if *folder { &outside } else { &victim }, &at).unwrap();
+        // A changed pack makes the artifact stale: a notice to write.
+        let pack = dir.join("packs/guard.toml");
+        std::fs::write(&pack, format!("{GUARD}\n# changed\n")).unwrap();
+
+        let before = listing(&outside);
+        every_event(&root, Some(&artifact_path(&root)));
+        assert_unchanged(&before, &listing(&outside), plant);
+    }
+
+    // The folders on the way: `.claude` or `.claude/hookpack` itself leads out of the project.
+    for (i, linked) in [".claude", ".claude/hookpack"].into_iter().enumerate() {
+        let root = project(&format!("planted-folder-{i}"), GUARD);
+        std::fs::write(root.join(".claude/hookpack/hookpack.toml"), CONFIG).unwrap();
+        write_artifact(&root, &compiled(&root));
+        let outside = root.join("outside");
+        let moved = outside.join("moved");
+        std::fs::rename(root.join(linked), &moved).unwrap();
+        symlink(&moved, root.join(linked)).unwrap();
+        let before = listing(&outside);
+        // The artifact is read through the link (reading is not writing); nothing is written.
+        every_event(&root, None);
+        assert_unchanged(&before, &listing(&outside), linked);
+    }
+}

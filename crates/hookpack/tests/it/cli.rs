@@ -348,3 +348,37 @@ fn memory_lists_searches_and_forgets() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn compile_never_writes_through_planted_symlinks() {
+    use std::os::unix::fs::symlink;
+    let closed = GUARD
+        .replace("reason = \"rm -rf / deletes", "fail = \"closed\"\nreason = \"rm -rf / deletes");
+    let dir = project("planted-compile", &[(".claude/hookpack/packs/guard.toml", &closed)]);
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let victim = outside.join("victim");
+    std::fs::write(&victim, "the user's file").unwrap();
+
+    // A linked `compiled/` folder is refused, and nothing is written.
+    symlink(&outside, dir.join(".claude/hookpack/compiled")).unwrap();
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is a symbolic link"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+
+    // Links at the files' names are replaced, never written through.
+    std::fs::remove_file(dir.join(".claude/hookpack/compiled")).unwrap();
+    std::fs::create_dir(dir.join(".claude/hookpack/compiled")).unwrap();
+    for name in ["rules.hpk", "fail-closed.txt", "rules.hpk.ok", "rules.hpk.ok.tmp"] {
+        symlink(&victim, dir.join(".claude/hookpack/compiled").join(name)).unwrap();
+    }
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's file");
+    for name in ["rules.hpk", "fail-closed.txt"] {
+        let meta = std::fs::symlink_metadata(dir.join(".claude/hookpack/compiled").join(name));
+        assert!(meta.unwrap().is_file(), "{name}");
+    }
+    assert!(!dir.join(".claude/hookpack/compiled/rules.hpk.ok").exists());
+}
