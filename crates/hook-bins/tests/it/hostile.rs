@@ -386,7 +386,7 @@ fn assert_unchanged(before: &[(PathBuf, Vec<u8>)], after: &[(PathBuf, Vec<u8>)],
 /// artifact's notice, a broken artifact's failure) in `root`.
 fn every_event(root: &Path, artifact: Option<&Path>) {
     let events = |root: &Path| {
-        for &kind in &EventKind::ALL {
+        for &kind in EventKind::ALL {
             let payload: Value =
                 serde_json::from_slice(&std::fs::read(crate::first_example(kind)).unwrap())
                     .unwrap();
