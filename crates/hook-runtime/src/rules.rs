@@ -482,3 +482,37 @@ fn prune_notices(dir: &ConfinedDir) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_never_share_a_notice_marker() {
+        let long = "a".repeat(100);
+        let other = format!("{long}b");
+        assert_ne!(session_marker(&long), session_marker(&other), "ids past the readable part");
+        assert_ne!(session_marker("a/b"), session_marker("ab"), "ids that differ in odd bytes");
+        let marker = session_marker(&format!("../../{long}"));
+        assert!(marker.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(marker.len() <= 40 + 17);
+    }
+
+    #[test]
+    fn old_notice_markers_are_pruned() {
+        let root = std::env::temp_dir().join(format!("hookpack-notices-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(&root).unwrap();
+        let installation = Installation::User { dir: root.clone() };
+        let dir = Confined::of(&installation).dir("state/notices").unwrap();
+        let old = dir.entry("gone-session.stale-1").unwrap();
+        fs::write(&old, "announced\n").unwrap();
+        let week_ago = std::time::SystemTime::now() - NOTICE_MAX_AGE - NOTICE_MAX_AGE / 7;
+        fs::File::options().write(true).open(&old).unwrap().set_modified(week_ago).unwrap();
+        assert!(first_time(&installation, EventKind::Stop, "s", "stale-2"));
+        assert!(!first_time(&installation, EventKind::Stop, "s", "stale-2"), "once");
+        assert!(!old.exists(), "a week-old marker is removed");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        fs::remove_dir_all(root).unwrap();
+    }
+}

@@ -461,3 +461,22 @@ fn nothing_is_written_outside_through_any_planted_symlink() {
         assert_unchanged(&before, &listing(&outside), linked);
     }
 }
+
+#[test]
+fn a_source_replaced_by_a_device_or_fifo_is_stale_not_read() {
+    let root = project("device-source", GUARD);
+    let pack = root.join(".claude/hookpack/packs/guard.toml");
+    let fifo = root.join("outside/fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for (i, target) in [Path::new("/dev/zero"), &fifo].into_iter().enumerate() {
+        std::fs::remove_file(&pack).unwrap();
+        symlink(target, &pack).unwrap();
+        let payload = json!({"prompt": "hello", "session_id": format!("device-{i}")});
+        let answered = answer(&run(&root, EventKind::UserPromptSubmit, &payload, LIMIT));
+        let message = answered["systemMessage"].as_str().unwrap_or_default();
+        assert!(message.contains("rules are stale") && message.contains("guard.toml changed"));
+        // The rules still answer meanwhile.
+        let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf /"), LIMIT));
+        assert_eq!(decision(&denied), Some("deny"));
+    }
+}

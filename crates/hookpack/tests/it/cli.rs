@@ -382,3 +382,13 @@ fn compile_never_writes_through_planted_symlinks() {
     }
     assert!(!dir.join(".claude/hookpack/compiled/rules.hpk.ok").exists());
 }
+
+#[test]
+fn compile_of_a_missing_project_writes_nothing() {
+    let dir = project("missing-project", &[]);
+    let missing = dir.join("no/such/project");
+    let out = hookpack(&dir, &["compile", "--project", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is not a folder; nothing was written"));
+    assert!(!dir.join("no").exists(), "no folder was created");
+}
