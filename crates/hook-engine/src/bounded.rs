@@ -62,7 +62,21 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 ///
 /// As [`read_regular`].
 pub fn read_aligned(path: &Path, cap: u64) -> io::Result<AlignedBytes> {
-    let (mut file, metadata) = open_regular(path)?;
+    let (file, metadata) = open_regular(path)?;
+    read_aligned_from(file, &metadata, path, cap)
+}
+
+/// [`read_aligned`] of a file already opened with [`open_regular`].
+///
+/// # Errors
+///
+/// As [`read_regular`].
+pub fn read_aligned_from(
+    mut file: File,
+    metadata: &Metadata,
+    path: &Path,
+    cap: u64,
+) -> io::Result<AlignedBytes> {
     let len = usize::try_from(metadata.len())
         .ok()
         .filter(|&len| len as u64 <= cap)

@@ -77,10 +77,6 @@ pub(crate) fn handle(
 ) {
     let Some(note) = answer.note.clone() else { return };
     let Failed { kind, session, tool, unreadable_payload } = failed;
-    // Best effort, and brief (`record_failure` waits 200 ms at most for the lock): when the
-    // database is what failed, the stderr line is all there is.
-    let _ = Store::open(installation)
-        .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
     let root = installation.root();
 
     let mut denied = None;
@@ -119,6 +115,12 @@ pub(crate) fn handle(
             denied = Some(tool);
         }
     }
+
+    // Recorded after the deny is decided: whatever the database does, the guard holds.
+    // Best effort, and brief (`record_failure` waits 200 ms at most for the lock): when the
+    // database is what failed, the stderr line is all there is.
+    let _ = Store::open(installation)
+        .and_then(|mut store| store.record_failure(session, kind.as_str(), &note));
 
     let key = format!("failure-{:016x}", fnv1a(note.as_bytes()));
     if first_time(installation, kind, session, &key) {

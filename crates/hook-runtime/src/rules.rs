@@ -7,7 +7,7 @@ use std::time::UNIX_EPOCH;
 
 use hook_engine::artifact::format::once;
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
-use hook_engine::artifact::{self, AlignedBytes, Artifact, ArtifactError};
+use hook_engine::artifact::{self, Artifact, ArtifactBytes, ArtifactError};
 use hook_engine::bounded::read_regular;
 use hook_engine::memory::{self, RecallFrom};
 use hook_engine::{Bracket, Engine, Evaluation, Facts, Mode, Response, SessionState, respond};
@@ -54,12 +54,14 @@ pub(crate) fn answer(
         Ok(None) => None,
         Ok(Some(change)) => {
             let key = format!("stale-{:016x}", artifact.source_fingerprint());
-            first_time(installation, input.kind(), &input.common.session_id, &key).then(|| {
-                format!(
-                    "hookpack: rules are stale ({change}); run `hookpack compile` in {}",
-                    installation.root().display()
-                )
-            })
+            // A dry run shows the notice as a first hook would, and leaves the marker alone.
+            (env.dry_run || first_time(installation, input.kind(), &input.common.session_id, &key))
+                .then(|| {
+                    format!(
+                        "hookpack: rules are stale ({change}); run `hookpack compile` in {}",
+                        installation.root().display()
+                    )
+                })
         }
         Err(err) => {
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
@@ -140,7 +142,16 @@ fn evaluate(
     let tail = opens.then(|| transcript::usage(transcript));
     let mut store = None;
     if opens {
-        match Store::open(installation) {
+        // A dry run (`hookpack explain`) saves nothing (its transaction is never committed),
+        // and where there is no database yet it works on an empty one in memory instead of
+        // creating the file.
+        let database = crate::state::database_path(installation.dir());
+        let opened = if env.dry_run && !database.is_file() {
+            Store::scratch()
+        } else {
+            Store::open(installation)
+        };
+        match opened {
             Ok(opened) => store = Some(opened),
             Err(err) => problems.push(state_problem(&err)),
         }
@@ -203,7 +214,7 @@ fn evaluate(
     if let Some(session) = session {
         // What the store keeps for the user (a database set aside), given by the first event
         // that shows a `systemMessage`, once: taken in this transaction.
-        if response.output.system_message_mut().is_some() {
+        if response.output.system_message_mut().is_some() && !env.dry_run {
             match session.take_notices() {
                 Ok(notices) => notices.into_iter().for_each(|n| announce(&mut response.output, n)),
                 Err(err) => problems.push(format!("notices unavailable ({err})")),
@@ -352,28 +363,34 @@ impl std::fmt::Display for Unusable {
 }
 
 /// Reads the artifact at `path` and checks its header and its CRC, over the whole file, before
-/// anything in it is used. A copy that does not hold is read once more: the compiler replaces
+/// anything in it is used (a large one that the compiler's stamp vouches for is mapped and not
+/// checked again: `artifact::load`). A copy that does not hold is read once more: the compiler replaces
 /// the file by a rename, but another program (`cp`) may be rewriting it in place.
 ///
 /// # Errors
 ///
 /// When it is missing, cannot be read, or does not hold.
-pub fn load(path: &Path) -> Result<AlignedBytes, Unusable> {
+pub fn load(path: &Path) -> Result<ArtifactBytes, Unusable> {
     let attempt = || {
-        let bytes = artifact::read(path).map_err(|err| match err.kind() {
+        let loaded = artifact::load(path).map_err(|err| match err.kind() {
             std::io::ErrorKind::NotFound => Unusable::Missing,
             _ => Unusable::Unreadable(err),
         })?;
-        Artifact::parse(bytes.as_slice())
-            .and_then(|artifact| artifact.verify())
-            .map_err(Unusable::Invalid)?;
-        Ok(bytes)
+        let parsed = Artifact::parse(loaded.bytes.as_slice());
+        // A map the compiler's stamp vouches for is what it wrote (`artifact::load`).
+        let checked =
+            if loaded.vouched { parsed.map(drop) } else { parsed.and_then(|a| a.verify()) };
+        checked.map_err(Unusable::Invalid)?;
+        Ok(loaded.bytes)
     };
     match attempt() {
         Err(Unusable::Invalid(_)) => attempt(),
         other => other,
     }
 }
+
+/// The most of the sources a staleness check hashes in one run.
+const MAX_HASHED_BYTES: u64 = 16 << 20;
 
 /// What changed since the artifact was compiled, if anything: a source file changed, created
 /// or removed, a pack added to or removed from a folder, another hookpack build.
@@ -386,6 +403,9 @@ pub fn stale(artifact: &Artifact<'_>) -> Result<Option<String>, ArtifactError> {
         return Ok(Some("compiled by another version of hookpack".to_owned()));
     }
     let (files, dirs) = sources(artifact)?;
+    // A crafted artifact can name one large file a million times: what is hashed per run has a
+    // budget, and past it the sources count as changed.
+    let mut hashed = 0u64;
     for file in files {
         let changed = match (fs::metadata(file.path), file.len) {
             (Err(_), None) => false,
@@ -394,8 +414,13 @@ pub fn stale(artifact: &Artifact<'_>) -> Result<Option<String>, ArtifactError> {
             (Ok(meta), Some(len)) if meta.len() == len && mtime_ns(&meta) == file.mtime_ns => false,
             // A source that is no longer a regular file under the cap cannot be what was
             // compiled.
-            (Ok(_), Some(_)) => read_regular(Path::new(file.path), MAX_SOURCE_BYTES)
-                .map_or(true, |bytes| hook_engine::artifact::sources::fnv1a(&bytes) != file.hash),
+            (Ok(meta), Some(_)) => {
+                hashed = hashed.saturating_add(meta.len());
+                hashed > MAX_HASHED_BYTES
+                    || read_regular(Path::new(file.path), MAX_SOURCE_BYTES).map_or(true, |bytes| {
+                        hook_engine::artifact::sources::fnv1a(&bytes) != file.hash
+                    })
+            }
         };
         if changed {
             return Ok(Some(format!("{} changed", file.path)));

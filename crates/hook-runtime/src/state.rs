@@ -62,6 +62,39 @@ const SCHEMA_VERSION: i64 = 3;
 /// The tables of a hookpack database from before the application id (versions 1 and 2).
 const LEGACY_TABLES: [&str; 4] = ["failures", "memories", "memory_terms", "sessions"];
 
+/// Every table and index hookpack's schema has; anything else (a trigger, a view, another
+/// table) in a database that claims to be hookpack's makes it unusable: a trigger is code that
+/// a crafted database would run inside the hook.
+const SCHEMA_OBJECTS: [&str; 6] =
+    ["failures", "memories", "memory_terms", "notices", "sessions", "memories_by_session"];
+
+/// Turns off what a crafted database could run: triggers, views, and functions with side
+/// effects called from its schema.
+fn distrust_schema(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::config::DbConfig;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    Ok(())
+}
+
+/// Whether the schema holds only hookpack's own tables and indexes.
+fn unexpected_objects(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut statement = conn.prepare("SELECT type, name FROM sqlite_schema ORDER BY name")?;
+    let objects: Vec<(String, String)> =
+        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;
+    Ok(objects
+        .into_iter()
+        .filter(|(kind, name)| {
+            let own = (kind == "table" || kind == "index")
+                && (SCHEMA_OBJECTS.contains(&name.as_str())
+                    || name.starts_with("sqlite_autoindex_"));
+            !own
+        })
+        .map(|(kind, name)| format!("{kind} {name}"))
+        .collect())
+}
+
 /// The most set-aside copies kept: each may be as large as the database was.
 const MAX_SET_ASIDE: usize = 3;
 
@@ -200,6 +233,17 @@ impl Store {
         self.set_aside.as_ref()
     }
 
+    /// An empty database in memory, for a dry run where none exists yet: nothing is written.
+    ///
+    /// # Errors
+    ///
+    /// When `SQLite` cannot make one.
+    pub fn scratch() -> rusqlite::Result<Store> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(SCHEMA)?;
+        Ok(Store { conn, set_aside: None })
+    }
+
     /// Opens an existing database without creating or changing anything.
     ///
     /// # Errors
@@ -221,6 +265,7 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_handler(Some(wait_for_lock))?;
+        distrust_schema(&conn)?;
         Ok(Store { conn, set_aside: None })
     }
 
@@ -653,6 +698,7 @@ fn connect(path: &Path) -> Result<Store, Connect> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.busy_handler(Some(wait_for_lock))?;
+    distrust_schema(&conn)?;
     // WAL without a sync per commit: an application crash loses nothing, a power loss may lose
     // or damage the session state, which is worth less than the milliseconds every hook would
     // pay. A damaged database is set aside and started afresh.
@@ -676,6 +722,13 @@ fn connect(path: &Path) -> Result<Store, Connect> {
 /// Whether the database open on `conn` (the file at `path`) is hookpack's: by its application
 /// id, or, before it had one, by its tables. `Ok(true)` when it is, but must be migrated.
 fn recognize(conn: &Connection, path: &Path) -> Result<bool, Connect> {
+    let unexpected = unexpected_objects(conn)?;
+    if !unexpected.is_empty() {
+        return Err(Connect::Unusable(format!(
+            "unexpected objects in its schema: {}",
+            unexpected.iter().take(4).map(String::as_str).collect::<Vec<_>>().join(", ")
+        )));
+    }
     let application: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if application != APPLICATION_ID {
@@ -751,6 +804,9 @@ pub fn diagnose(dir: &Path) -> Diagnosis {
         Err(err) => return Diagnosis::Unreadable(err.to_string()),
     };
     let _ = conn.busy_handler(Some(wait_for_lock));
+    if let Err(err) = distrust_schema(&conn) {
+        return Diagnosis::Unreadable(err.to_string());
+    }
     match recognize(&conn, &path) {
         Ok(_) => {}
         Err(Connect::Unusable(why)) => return Diagnosis::Unusable(why),
@@ -1165,6 +1221,32 @@ mod tests {
         assert!(started.elapsed() >= LOCK_WAIT, "the session waits the bounded wait");
         drop(held);
         store.record_failure("s", "Stop", "boom").unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A database marked as hookpack's whose schema holds a trigger (code a crafted database
+    /// would run inside every hook: here, an endless loop) is set aside, never run.
+    #[test]
+    fn a_database_with_a_trigger_is_set_aside_not_run() {
+        let dir = temp_dir("trigger");
+        drop(open(&dir).unwrap());
+        {
+            let conn = Connection::open(database_path(&dir)).unwrap();
+            conn.execute_batch(
+                "CREATE TRIGGER spin BEFORE INSERT ON sessions BEGIN
+                     SELECT count(*) FROM (WITH RECURSIVE c(x) AS
+                         (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c);
+                 END;",
+            )
+            .unwrap();
+        }
+        assert!(matches!(diagnose(&dir), Diagnosis::Unusable(why) if why.contains("trigger spin")));
+        let mut store = open(&dir).unwrap();
+        let aside = store.set_aside().unwrap();
+        assert!(aside.why.contains("trigger spin"), "{}", aside.why);
+        let session = store.session("s").unwrap();
+        let before = session.before.clone();
+        session.save(&before, None).unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
 

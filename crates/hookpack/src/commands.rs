@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use hook_engine::artifact::{AlignedBytes, Artifact};
+use hook_engine::artifact::{AlignedBytes, Artifact, MAX_ARTIFACT_BYTES};
 use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_tests};
 
@@ -99,7 +99,8 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     let path = dir.join(&name);
 
     if check {
-        let current = std::fs::read(&path).ok();
+        // Bounded, regular files only: the artifact may be a planted link to a device.
+        let current = hook_engine::bounded::read_regular(&path, MAX_ARTIFACT_BYTES).ok();
         if current.as_deref() == Some(compiled.bytes.as_slice()) {
             println!("up to date: {}", path.display());
             return Ok(true);
@@ -125,11 +126,15 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
             .with_context(|| format!("writing {}", dir.path().join(name).display()))
     };
     write(&name, &compiled.bytes)?;
-    // Earlier versions kept a verification stamp beside the artifact; a stale one (or a
-    // symlink planted in its place) must not outlive them. Unlinking never follows a link.
-    for legacy in [".ok", ".ok.tmp"] {
-        let _ = dir.remove(&format!("{name}{legacy}"));
-    }
+    // The stamp that lets hooks map a large artifact without checking its CRC again: the file
+    // as it is now, after the rename (`hook_engine::artifact::load`).
+    let stamp_name = format!("{name}.ok");
+    let written = std::fs::symlink_metadata(dir.path().join(&name))
+        .with_context(|| format!("reading back {}", path.display()))?;
+    let crc = hook_engine::artifact::checksum(&compiled.bytes);
+    write(&stamp_name, hook_engine::artifact::stamp(&written, crc).as_bytes())?;
+    // Earlier versions staged their stamp under this name; a link planted there goes.
+    let _ = dir.remove(&format!("{name}.ok.tmp"));
     // The tools `fail = "closed"` rules cover, kept apart from the artifact so that a hook can
     // still deny them when the artifact is damaged.
     let list = fail_closed_list(&rules);
@@ -216,9 +221,8 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         .map(PathBuf::from)
         .or_else(|| layout.artifact_path())
         .context("no project and no user folder")?;
-    let bytes = hook_engine::artifact::read(&path).with_context(|| {
-        format!("no compiled rules at {}; run `hookpack compile`", path.display())
-    })?;
+    let bytes = hook_runtime::load_artifact(&path)
+        .map_err(|err| anyhow::anyhow!("{err}: {}; run `hookpack compile`", path.display()))?;
     let artifact = Artifact::parse(bytes.as_slice())
         .and_then(|a| a.verify().map(|()| a))
         .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;

@@ -170,6 +170,15 @@ pub fn compile(
     settings: &Settings,
     sources: &Sources,
 ) -> Result<Compiled, String> {
+    use hook_engine::artifact::sources::{MAX_SOURCE_DIRS, MAX_SOURCE_FILES};
+    if sources.files.len() > MAX_SOURCE_FILES || sources.dirs.len() > MAX_SOURCE_DIRS {
+        return Err(format!(
+            "{} source files in {} pack folders: hooks check at most {MAX_SOURCE_FILES} files in \
+             {MAX_SOURCE_DIRS} folders",
+            sources.files.len(),
+            sources.dirs.len()
+        ));
+    }
     let rules: Vec<&Rule> = rules.iter().copied().filter(|r| !r.when.never).collect();
     let mut w = Writer::default();
 

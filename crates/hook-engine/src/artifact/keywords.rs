@@ -21,14 +21,21 @@
 //! So the depth of the current state is at most the number of bytes read, each failure step
 //! lowers it, and each byte raises it by one at most: the failure steps of a whole search are
 //! at most the text's length. A dictionary chain lowers the depth at every step, so it is no
-//! longer than the current depth, exactly as in a well-formed automaton, and every output range
-//! is clamped to the outputs array. A damaged automaton finds wrong terms; it never loops,
-//! reads out of bounds or panics.
+//! longer than the current depth, exactly as in a well-formed automaton; a state ends at most
+//! one term (terms are distinct), each term is kept once (a bitset), and the dictionary steps of
+//! a search have a budget linear in the text. A damaged automaton finds wrong terms; it never
+//! loops, allocates by what it claims, reads out of bounds or panics.
 
 use super::format::keywords::{
     BOUNDARY_END, BOUNDARY_START, HEADER, NONE, PATTERN_LEN, ROOT, STATE_LEN,
 };
 use super::reader::{ArtifactError, ListRef, word};
+
+/// Dictionary steps a search may take per byte of text, beyond [`DICT_STEPS`].
+const DICT_STEPS_PER_BYTE: usize = 16;
+
+/// Dictionary steps any search may take.
+const DICT_STEPS: usize = 1 << 16;
 
 /// The keyword automaton of an artifact.
 #[derive(Clone, Copy, Debug)]
@@ -101,14 +108,28 @@ impl<'a> Keywords<'a> {
             return;
         }
         let bytes = text.as_bytes();
+        // Each term is kept once, whatever the number of its occurrences; the bitset is sized
+        // by the terms, which the section's length bounds.
+        let mut seen = vec![0u64; self.patterns.div_ceil(64)];
+        // Dictionary steps allowed: far more than any real automaton takes (a chain is as long
+        // as the terms that end at one place), far fewer than a crafted one could ask for.
+        let mut budget = bytes.len().saturating_mul(DICT_STEPS_PER_BYTE).saturating_add(DICT_STEPS);
         let mut state = 0;
         for (at, &byte) in bytes.iter().enumerate() {
             state = self.next(state, byte.to_ascii_lowercase());
             let mut output =
-                if self.outputs(state).is_empty() { self.dict(state) } else { Some(state) };
+                if self.output(state).is_none() { self.dict(state) } else { Some(state) };
             while let Some(found) = output {
-                for pattern in self.outputs(found).map(|i| self.word(self.outs + i)) {
-                    if self.at_boundaries(text, at + 1, pattern) {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                if let Some(pattern) = self.output(found) {
+                    let (word, bit) = (pattern as usize / 64, 1u64 << (pattern % 64));
+                    if seen.get(word).is_some_and(|w| w & bit == 0)
+                        && self.at_boundaries(text, at + 1, pattern)
+                    {
+                        seen[word] |= bit;
                         matches.ids.push(pattern);
                     }
                 }
@@ -155,9 +176,11 @@ impl<'a> Keywords<'a> {
         self.depth(dict).filter(|&d| d < depth).map(|_| dict)
     }
 
-    /// The indices into the outputs array of the terms ending at `state`.
-    fn outputs(&self, state: u32) -> std::ops::Range<usize> {
-        self.range(state, 1, self.outs_count()).unwrap_or(0..0)
+    /// The term ending at `state`: terms are distinct, so a state ends at most one (a range of
+    /// more reads as none).
+    fn output(&self, state: u32) -> Option<u32> {
+        let range = self.range(state, 1, self.outs_count())?;
+        (range.len() == 1).then(|| self.word(self.outs + range.start))
     }
 
     /// The range that field `field` of `state` and of the state after it delimit, when it lies

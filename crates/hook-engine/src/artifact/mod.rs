@@ -1,6 +1,6 @@
 //! The compiled artifact: its wire format, and reading it in place.
 //!
-//! One file, `rules.hpk`, written by `rules-compiler` and read by every hook ([`read`]). The header is
+//! One file, `rules.hpk`, written by `rules-compiler` and read by every hook ([`load`]). The header is
 //! checked in O(1); the whole file is covered by a CRC-32 (any single changed byte is caught);
 //! everything else is read where it lies, through bounds-checked little-endian accessors, so
 //! loading costs the same whatever the number of rules.
@@ -15,24 +15,13 @@
 
 pub mod format;
 mod keywords;
+mod load;
 mod matchers;
 mod reader;
 pub mod sources;
 
 pub use crate::bounded::AlignedBytes;
 pub use keywords::{KeywordMatches, Keywords, is_word_char};
+pub use load::{ArtifactBytes, COPY_LIMIT, Loaded, MAX_ARTIFACT_BYTES, load, stamp, stamp_path};
 pub use matchers::Matchers;
 pub use reader::{Artifact, ArtifactError, ListRef, StrRef, Words, checksum};
-
-/// The largest artifact a hook reads. The compiler's budget for automata keeps artifacts far
-/// below it; a larger file is refused before it is read.
-pub const MAX_ARTIFACT_BYTES: u64 = 32 << 20;
-
-/// Reads the artifact at `path` (a regular file of at most [`MAX_ARTIFACT_BYTES`]) into memory.
-///
-/// # Errors
-///
-/// As [`crate::bounded::read_aligned`].
-pub fn read(path: &std::path::Path) -> std::io::Result<AlignedBytes> {
-    crate::bounded::read_aligned(path, MAX_ARTIFACT_BYTES)
-}

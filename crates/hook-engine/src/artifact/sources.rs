@@ -10,6 +10,13 @@ use super::reader::{Artifact, ArtifactError, StrRef};
 /// hook hashes to see whether it changed.
 pub const MAX_SOURCE_BYTES: u64 = 4 << 20;
 
+/// The most source files an artifact may record (packs, configs, context files), and the most
+/// pack folders: a hook checks each on every run.
+pub const MAX_SOURCE_FILES: usize = 4096;
+
+/// See [`MAX_SOURCE_FILES`].
+pub const MAX_SOURCE_DIRS: usize = 64;
+
 /// A source file as it was at compile time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileStamp<'a> {
@@ -49,6 +56,9 @@ pub fn sources<'a>(
         Ok(u64::from(w(i)?) | (u64::from(w(i + 1)?) << 32))
     };
     let (files, dirs) = (w(0)? as usize, w(1)? as usize);
+    if files > MAX_SOURCE_FILES || dirs > MAX_SOURCE_DIRS {
+        return Err(ArtifactError::Malformed("source count"));
+    }
     let mut at = 2;
     // The counts come from the file: nothing is reserved by them, and each stamp is read
     // through bounds-checked accessors, so a false count fails at the first missing word.

@@ -376,11 +376,11 @@ fn compile_never_writes_through_planted_symlinks() {
     let out = hookpack(&dir, &["compile"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's file");
-    for name in ["rules.hpk", "fail-closed.txt"] {
+    for name in ["rules.hpk", "fail-closed.txt", "rules.hpk.ok"] {
         let meta = std::fs::symlink_metadata(dir.join(".claude/hookpack/compiled").join(name));
         assert!(meta.unwrap().is_file(), "{name}");
     }
-    assert!(!dir.join(".claude/hookpack/compiled/rules.hpk.ok").exists());
+    assert!(!dir.join(".claude/hookpack/compiled/rules.hpk.ok.tmp").exists());
 }
 
 #[test]
@@ -391,4 +391,60 @@ fn compile_of_a_missing_project_writes_nothing() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is not a folder; nothing was written"));
     assert!(!dir.join("no").exists(), "no folder was created");
+}
+
+#[test]
+fn a_large_artifact_is_vouched_for_by_its_stamp_until_anything_writes_it() {
+    let many: Vec<String> = (0..12_000).map(|i| format!("\"term{i}x\"")).collect();
+    let big = format!(
+        "{GUARD}\n[[rule]]\nid = \"many\"\non = \"UserPromptSubmit\"\nkeywords = [{}]\ncontext = \"x\"\n",
+        many.join(", ")
+    );
+    let dir = project("large-artifact", &[(".claude/hookpack/packs/guard.toml", &big)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let path = dir.join(".claude/hookpack/compiled/rules.hpk");
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > hook_engine::artifact::COPY_LIMIT, "{len} bytes");
+    // Mapped, without the CRC: the stamp vouches for it.
+    assert!(hook_engine::artifact::load(&path).unwrap().vouched);
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert!(stdout.contains(r#""permissionDecision":"deny""#), "{stdout}");
+
+    // Damaged in place, keeping the length and the modification time: the change time moved,
+    // the stamp no longer vouches, the CRC is checked and the damage found.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    assert!(!hook_engine::artifact::load(&path).unwrap().vouched);
+    let (_, _, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert!(stderr.contains("artifact is corrupt"), "{stderr}");
+
+    // Recompiled: vouched for again.
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    assert!(hook_engine::artifact::load(&path).unwrap().vouched);
+}
+
+#[test]
+fn explain_writes_nothing() {
+    let counting = format!(
+        "{GUARD}\n[[rule]]\nid = \"every\"\non = \"UserPromptSubmit\"\nevery = 2\ncontext = \"x\"\n"
+    );
+    let dir =
+        project("explain-writes-nothing", &[(".claude/hookpack/packs/guard.toml", &counting)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    // Stale, so that a hook would announce it and keep a marker.
+    std::fs::write(dir.join(".claude/hookpack/packs/guard.toml"), format!("{counting}\n# x\n"))
+        .unwrap();
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+                        "transcript_path": "/t", "cwd": dir, "prompt": "hello"});
+    std::fs::write(dir.join("payload.json"), prompt.to_string()).unwrap();
+    let out = hookpack(&dir, &["explain", "payload.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("rules are stale"), "{}", text(&out.stdout));
+    assert!(!dir.join(".claude/hookpack/state").exists(), "explain created the state folder");
 }
