@@ -63,14 +63,21 @@ pub fn main(kind: EventKind) -> ExitCode {
         run(kind, &mut stdin, &mut stdout, &mut stderr, &env)
     }));
     let status = status.unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-            .unwrap_or("unknown panic");
-        Answer::note(format!("internal error ({message})")).write(kind, &mut stdout, &mut stderr)
+        Answer::note(format!("internal error ({})", panic_message(panic.as_ref()))).write(
+            kind,
+            &mut stdout,
+            &mut stderr,
+        )
     });
     status.into()
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("unknown panic")
 }
 
 /// Answers one `kind` event: reads the payload from `stdin`, writes at most one JSON object to
@@ -86,21 +93,35 @@ pub fn run(
 }
 
 fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
+    // A payload that cannot be read at all names no tool: on `PreToolUse`, the rules marked
+    // `fail = "closed"` for every tool (`*`) deny it.
+    let unreadable = |note: String| {
+        let mut answer = Answer::note(note);
+        if kind == EventKind::PreToolUse
+            && !env.dry_run
+            && let Some(installation) = Installation::discover(env, Path::new(""))
+        {
+            let failed =
+                failure::Failed { kind, session: "", tool: None, unreadable_payload: true };
+            failure::handle(&mut answer, failed, &installation, env);
+        }
+        answer
+    };
     let payload = match read_payload(stdin, MAX_STDIN_BYTES) {
         Ok(payload) => payload,
         Err(StdinError::TooLarge { total }) => {
-            return Answer::note(format!(
+            return unreadable(format!(
                 "stdin is {total} bytes, over the {MAX_STDIN_BYTES}-byte limit"
             ));
         }
-        Err(StdinError::Io(err)) => return Answer::note(format!("cannot read stdin: {err}")),
+        Err(StdinError::Io(err)) => return unreadable(format!("cannot read stdin: {err}")),
     };
     if payload.iter().all(u8::is_ascii_whitespace) {
-        return Answer::note("stdin is empty; Claude Code always sends a JSON object".into());
+        return unreadable("stdin is empty; Claude Code always sends a JSON object".into());
     }
     let payload: serde_json::Value = match serde_json::from_slice(&payload) {
         Ok(payload) => payload,
-        Err(err) => return Answer::note(format!("stdin is not a JSON object: {err}")),
+        Err(err) => return unreadable(format!("stdin is not a JSON object: {err}")),
     };
     let input = match HookInput::from_value(kind, &payload) {
         Ok(input) => input,
@@ -121,14 +142,20 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
             }
             return answer;
         }
-        Err(err) => return Answer::note(err.to_string()),
+        Err(err) => return unreadable(err.to_string()),
     };
 
     let Some(installation) = Installation::discover(env, Path::new(&input.common.cwd)) else {
         // No hookpack here: hooks installed for the user must not disturb other projects.
         return Answer::silent();
     };
-    let mut answer = rules::answer(&input, &payload, &installation, env);
+    // A panic while answering is a failure like any other: a fail-closed guard still denies.
+    let mut answer = panic::catch_unwind(AssertUnwindSafe(|| {
+        rules::answer(&input, &payload, &installation, env)
+    }))
+    .unwrap_or_else(|panic| {
+        Answer::note(format!("internal error ({})", panic_message(panic.as_ref())))
+    });
     if answer.note.is_some() && !env.dry_run {
         failure::handle(&mut answer, failure::Failed::of(&input), &installation, env);
     }

@@ -480,3 +480,37 @@ fn a_source_replaced_by_a_device_or_fifo_is_stale_not_read() {
         assert_eq!(decision(&denied), Some("deny"));
     }
 }
+
+#[test]
+fn unreadable_stdin_is_denied_by_guards_of_every_tool() {
+    let every = GUARD.replace("tool = \"Bash\"\n", "");
+    let root = project("unreadable-stdin", &every);
+    let list = std::fs::read_to_string(root.join(".claude/hookpack/compiled/fail-closed.txt"));
+    assert_eq!(list.unwrap(), "guard/rm-root *\n");
+    let binary = Path::new(env!("CARGO_BIN_EXE_hookpack-pre-tool-use"));
+    for stdin in [&b"{not json"[..], b"", b"[1, 2]"] {
+        let mut child = Command::new(binary)
+            .env_clear()
+            .env("CLAUDE_PROJECT_DIR", &root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        let denied = answer(&child.wait_with_output().unwrap());
+        assert_eq!(decision(&denied), Some("deny"), "{stdin:?}: {denied}");
+    }
+    // With the guard on Bash only, an unreadable payload names no tool it covers: fails open.
+    let root = project("unreadable-stdin-bash", GUARD);
+    let mut child = Command::new(binary)
+        .env_clear()
+        .env("CLAUDE_PROJECT_DIR", &root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"{not json").unwrap();
+    assert_eq!(decision(&answer(&child.wait_with_output().unwrap())), None);
+}

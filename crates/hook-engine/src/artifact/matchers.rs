@@ -1,5 +1,8 @@
 //! [`Matchers`]: the glob and regex matchers of an artifact, serialized DFAs read in place.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
 use regex_automata::dfa::Automaton;
 use regex_automata::dfa::sparse::DFA;
 use regex_automata::{Anchored, Input};
@@ -15,6 +18,10 @@ pub struct Matchers<'a> {
     section: &'a [u8],
     count: usize,
     blobs: usize,
+    /// The automata read so far: `DFA::from_bytes` validates the whole automaton, so each is
+    /// read once per run however many rules (or a crafted list) name it. Filled lazily, so its
+    /// size follows what the event uses, not what the artifact claims.
+    read: RefCell<BTreeMap<u32, Option<DFA<&'a [u8]>>>>,
 }
 
 impl<'a> Matchers<'a> {
@@ -25,14 +32,14 @@ impl<'a> Matchers<'a> {
     /// When the table does not fit the section.
     pub fn new(section: &'a [u8]) -> Result<Self, ArtifactError> {
         if section.is_empty() {
-            return Ok(Matchers { section, count: 0, blobs: 0 });
+            return Ok(Matchers { section, count: 0, blobs: 0, read: RefCell::default() });
         }
         let count = word(section, 0)? as usize;
         let blobs = ((1 + count * ENTRY) * 4).next_multiple_of(8);
         if blobs > section.len() {
             return Err(ArtifactError::Malformed("matcher table"));
         }
-        Ok(Matchers { section, count, blobs })
+        Ok(Matchers { section, count, blobs, read: RefCell::default() })
     }
 
     /// The number of matchers.
@@ -74,6 +81,15 @@ impl<'a> Matchers<'a> {
     }
 
     fn dfa(&self, index: u32) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
+        if let Some(dfa) = self.read.borrow().get(&index) {
+            return Ok(dfa.clone());
+        }
+        let dfa = self.read_dfa(index)?;
+        self.read.borrow_mut().insert(index, dfa.clone());
+        Ok(dfa)
+    }
+
+    fn read_dfa(&self, index: u32) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
         if index as usize >= self.count {
             return Err(ArtifactError::Malformed("matcher index"));
         }
