@@ -150,8 +150,9 @@ fn build(fuzz: &Path) -> anyhow::Result<PathBuf> {
         .context("running cargo build")?;
     ensure!(
         status.success(),
-        "building fuzz/ failed (if fuzz/Cargo.lock is out of date: `cargo update --manifest-path \
-         fuzz/Cargo.toml --workspace`, and commit it)"
+        "building fuzz/ failed (if fuzz/Cargo.lock is out of date: `cp Cargo.lock fuzz/Cargo.lock \
+         && cargo metadata --manifest-path fuzz/Cargo.toml --format-version 1 >/dev/null`, and \
+         commit it)"
     );
     println!("built in {:.0} s", started.elapsed().as_secs_f64());
     Ok(target_dir.join(host).join("release"))
