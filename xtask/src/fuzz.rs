@@ -284,4 +284,23 @@ mod tests {
             (44082, 2099, 3366, 4993, 484)
         );
     }
+
+    /// `fuzz/` is a workspace of its own: its lock must follow the crates it fuzzes, or the CI
+    /// fuzz step (`--locked`) fails after the tests pass.
+    #[test]
+    fn the_fuzz_lock_is_up_to_date() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let manifest = crate::workspace::root().join("fuzz/Cargo.toml");
+        let output = std::process::Command::new(cargo)
+            .args(["metadata", "--locked", "--format-version", "1", "--manifest-path"])
+            .arg(&manifest)
+            .output()
+            .unwrap_or_else(|e| panic!("running cargo metadata: {e}"));
+        assert!(
+            output.status.success(),
+            "fuzz/Cargo.lock is stale: run `cargo update --manifest-path fuzz/Cargo.toml \
+             --workspace`\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
