@@ -17,20 +17,26 @@ use std::path::Path;
 ///
 /// When it cannot be opened, or is not a regular file (`InvalidInput`).
 pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    // Looked at before it is opened: opening some devices has effects of its own.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular(path));
+    }
     // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
     // O_NOCTTY: a terminal device must not become the hook's controlling terminal.
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)?;
+    // And again once open, in case it was swapped meanwhile.
     let metadata = file.metadata()?;
     if !metadata.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
+        return Err(not_regular(path));
     }
     Ok((file, metadata))
+}
+
+fn not_regular(path: &Path) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display()))
 }
 
 /// Reads all of the regular file `path`, if it holds at most `cap` bytes.

@@ -260,10 +260,7 @@ impl Store {
             );
             return Err(io_error(&err));
         }
-        let mut conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
+        let mut conn = open_for_reading(&path)?;
         conn.busy_handler(Some(wait_for_lock))?;
         distrust_schema(&conn)?;
         Ok(Store { conn, set_aside: None })
@@ -699,6 +696,8 @@ fn connect(path: &Path) -> Result<Store, Connect> {
     )?;
     conn.busy_handler(Some(wait_for_lock))?;
     distrust_schema(&conn)?;
+    // Temporary tables and sorts in memory: nothing written to `$TMPDIR`, outside the folder.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     // WAL without a sync per commit: an application crash loses nothing, a power loss may lose
     // or damage the session state, which is worth less than the milliseconds every hook would
     // pay. A damaged database is set aside and started afresh.
@@ -717,6 +716,36 @@ fn connect(path: &Path) -> Result<Store, Connect> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// Opens the database at `path` to read it without leaving a trace: a read-only `SQLite`
+/// connection still creates the `-wal` and `-shm` files of a WAL database, so where there is no
+/// `-wal` (no hook is using the database, or it was checkpointed: nothing lies outside the main
+/// file) it is opened as immutable, which creates nothing.
+fn open_for_reading(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if fs::symlink_metadata(&wal).is_ok() {
+        return Connection::open_with_flags(path, flags);
+    }
+    let uri = format!("file:{}?immutable=1", uri_path(path));
+    Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI)
+}
+
+/// `path` percent-encoded for a `file:` URI.
+fn uri_path(path: &Path) -> String {
+    use std::fmt::Write as _;
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut uri = String::new();
+    for &byte in path.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            let _ = write!(uri, "%{byte:02X}");
+        }
+    }
+    uri
 }
 
 /// Whether the database open on `conn` (the file at `path`) is hookpack's: by its application
@@ -794,10 +823,7 @@ pub fn diagnose(dir: &Path) -> Diagnosis {
     if !meta.is_file() {
         return Diagnosis::Unusable(describe(&path, &meta));
     }
-    let opened = Connection::open_with_flags(
-        &path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    );
+    let opened = open_for_reading(&path);
     let mut conn = match opened {
         Ok(conn) => conn,
         Err(err) if is_damaged(&err) => return Diagnosis::Unusable(damage(&err)),

@@ -196,6 +196,12 @@ impl ArtifactDir {
     }
 }
 
+/// `text` on one line without control characters: what a database holds may have been
+/// written to move a terminal's cursor or rewrite what it shows.
+pub(crate) fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
 /// `hookpack explain <payload.json | ->`: which rules fired, which nearly did and why not, the
 /// bracket and how it was computed, and the exact stdout and exit code of the hook.
 #[allow(clippy::too_many_lines, reason = "one report, printed section by section")]
@@ -383,8 +389,13 @@ pub(crate) fn memory(
             println!("(none)");
         }
         for m in memories {
-            let text = m.text.replace('\n', " ");
-            println!("#{:<5} {}  {:<13} {text}", m.id, memory::date(m.created), m.namespace);
+            println!(
+                "#{:<5} {}  {:<13} {}",
+                m.id,
+                memory::date(m.created),
+                printable(&m.namespace),
+                printable(&m.text)
+            );
         }
     };
     match sub.as_str() {

@@ -15,6 +15,8 @@ use hook_runtime::confined::Confined;
 use hook_runtime::state::{self, Diagnosis, Store};
 use hook_runtime::{FAIL_CLOSED_FILE, Installation, Unusable};
 use rules_compiler::{Layout, compile, load};
+
+use crate::commands::printable;
 use serde_json::{Value, json};
 
 /// How many recorded failures the report lists.
@@ -291,12 +293,15 @@ fn failures(dir: &Path) -> Check {
     for (_, _, event, _) in &all {
         *per_event.entry(event.as_str()).or_default() += 1;
     }
-    let counts: Vec<String> = per_event.iter().map(|(e, n)| format!("{e} {n}")).collect();
+    let counts: Vec<String> =
+        per_event.iter().map(|(e, n)| format!("{} {n}", printable(e))).collect();
     let details = all
         .iter()
         .take(FAILURES_SHOWN as usize)
         .map(|(at, session, event, message)| {
             let session = if session.is_empty() { "-" } else { session };
+            let (event, session, message) =
+                (printable(event), printable(session), printable(message));
             format!("{}  {event}  session {session}: {message}", time(*at))
         })
         .collect();

@@ -630,7 +630,11 @@ fn an_orphan_wal_does_not_bring_deleted_memories_back() {
     let folder = state_dir(&root);
     hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign JWT tokens with RS256"));
     // A reader kept open keeps the log when the next hook's connection closes.
-    let reader = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
+    let installation = hook_runtime::Installation::Project {
+        root: root.clone(),
+        dir: root.join(".claude/hookpack"),
+    };
+    let reader = Store::open(&installation).unwrap();
     reader.peek("session-1").unwrap();
     hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] rotate the keys monthly"));
     let wal = std::fs::read(folder.join("hookpack.db-wal")).unwrap();
