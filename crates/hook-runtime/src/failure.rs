@@ -20,15 +20,21 @@ use crate::{Env, Installation};
 /// separate from the artifact so that it survives the artifact's damage.
 pub const FAIL_CLOSED_FILE: &str = "fail-closed.txt";
 
-/// The command that gets a user out of a failure to read the rules, in `root`. A fail-closed
+/// The command that gets a user out of a failure to read the rules of `installation`. A fail-closed
 /// guard may be denying the Bash tool itself, so it is said as the user runs it: in a
 /// terminal, or in Claude Code behind `!` (bash mode runs it in the user's shell, not through
 /// the Bash tool, so no hook guards it).
-pub fn way_out(root: &Path) -> String {
-    format!(
-        "run `hookpack compile --project {}` in a terminal, or type `! hookpack compile` in Claude Code",
-        root.display()
-    )
+pub fn way_out(installation: &Installation) -> String {
+    match installation {
+        Installation::Project { root, .. } => format!(
+            "run `hookpack compile --project {}` in a terminal, or type `! hookpack compile` in \
+             Claude Code",
+            root.display()
+        ),
+        Installation::User { .. } => "run `hookpack compile --user` in a terminal, or type \
+                                      `! hookpack compile --user` in Claude Code"
+            .to_owned(),
+    }
 }
 
 /// What is known of the event that failed: from its typed payload, or from the raw JSON when
@@ -77,7 +83,6 @@ pub(crate) fn handle(
 ) {
     let Some(note) = answer.note.clone() else { return };
     let Failed { kind, session, tool, unreadable_payload } = failed;
-    let root = installation.root();
 
     let mut denied = None;
     if kind == EventKind::PreToolUse && answer.output.is_none() {
@@ -97,11 +102,11 @@ pub(crate) fn handle(
                              guard off with `disable = [\"{}\"]` in \
                              .claude/hookpack/hookpack.local.toml and then {}",
                             rules[0],
-                            way_out(root)
+                            way_out(installation)
                         ),
                     )
                 } else {
-                    ("its rules", way_out(root))
+                    ("its rules", way_out(installation))
                 };
                 s.permission_decision_reason = Some(format!(
                     "[hookpack] {} must check every `{tool}` call (fail = \"closed\"), but \
@@ -128,7 +133,7 @@ pub(crate) fn handle(
             (Answered::FailClosed, Some(tool)) => format!(
                 "`{tool}` calls are denied by fail-closed guards until it is fixed. To fix it, \
                  {}; `hookpack doctor` shows the details",
-                way_out(root)
+                way_out(installation)
             ),
             // The session state failed, not the rules: nothing to recompile.
             (Answered::FromRules, _) => {
@@ -137,7 +142,7 @@ pub(crate) fn handle(
             _ => format!(
                 "hooks answer without their rules until it is fixed. To fix it, {}; \
                  `hookpack doctor` shows the details",
-                way_out(root)
+                way_out(installation)
             ),
         };
         let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));

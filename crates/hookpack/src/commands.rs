@@ -10,10 +10,13 @@ use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_tests};
 
 /// The project and user folders for this run.
-pub(crate) fn layout(project: Option<&Path>) -> Layout {
+pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
     // Absolute, so that what is recorded and said does not depend on where it runs from.
     let project = project.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
     let project = project.or_else(|| {
+        if user_only {
+            return None;
+        }
         let env =
             std::env::var_os("CLAUDE_PROJECT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
         env.or_else(|| {

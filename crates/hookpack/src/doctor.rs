@@ -82,11 +82,11 @@ pub(crate) fn doctor(layout: &Layout, json: bool) -> anyhow::Result<bool> {
     let mut checks = Vec::new();
     let (packs, compiled) = packs(layout, &root);
     checks.push(packs);
-    let (artifact, cause) = artifact(&artifact_path, compiled.as_deref(), &root, &show);
+    let (artifact, cause) = artifact(&artifact_path, compiled.as_deref(), &installation, &show);
     checks.push(artifact);
     checks.push(store(&installation, &show));
     checks.push(failures(installation.dir()));
-    checks.push(fail_closed(&artifact_path, cause.as_deref(), &root));
+    checks.push(fail_closed(&artifact_path, cause.as_deref(), &installation));
 
     let healthy = checks.iter().all(|c| c.status != Status::Problem);
     if json {
@@ -148,10 +148,10 @@ fn packs(layout: &Layout, root: &Path) -> (Check, Option<Vec<u8>>) {
 fn artifact(
     path: &Path,
     compiled: Option<&[u8]>,
-    root: &Path,
+    installation: &Installation,
     show: &dyn Fn(&Path) -> String,
 ) -> (Check, Option<String>) {
-    let fix = hook_runtime::way_out(root);
+    let fix = hook_runtime::way_out(installation);
     let bytes = match hook_runtime::load_artifact(path) {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -314,7 +314,7 @@ fn failures(dir: &Path) -> Check {
 }
 
 /// The fail-closed rules in force, and whether (and why) they deny now.
-fn fail_closed(artifact: &Path, cause: Option<&str>, root: &Path) -> Check {
+fn fail_closed(artifact: &Path, cause: Option<&str>, installation: &Installation) -> Check {
     let list = artifact.with_file_name(FAIL_CLOSED_FILE);
     let Ok(bytes) = hook_engine::bounded::read_regular(&list, 1 << 20) else {
         return Check::new("fail-closed", Status::Ok, "no rule is marked fail = \"closed\"");
@@ -338,7 +338,7 @@ fn fail_closed(artifact: &Path, cause: Option<&str>, root: &Path) -> Check {
                 ),
             )
             .details(details)
-            .fix(hook_runtime::way_out(root))
+            .fix(hook_runtime::way_out(installation))
         }
         None => Check::new(
             "fail-closed",

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: hookpack <command> [--project DIR]
+usage: hookpack <command> [--project DIR | --user]
 
 commands:
   compile [--check]   lint, run the pack tests, and write the compiled rules
@@ -33,7 +33,9 @@ commands:
                       remove memories by id
 
 --project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current
-directory holding .claude/hookpack/, else the current directory.
+directory holding .claude/hookpack/, else the current directory. --user works on the user's
+own packs and compiled rules ($XDG_CONFIG_HOME/hookpack), which hooks answer from where no
+project uses hookpack.
 ";
 
 /// What the command line asked for.
@@ -49,6 +51,8 @@ struct Args {
     limit: Option<u32>,
     /// `doctor --format json`.
     json: bool,
+    /// `--user`: the user's own packs and compiled rules, without a project.
+    user: bool,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -61,11 +65,13 @@ fn parse(args: &[String]) -> Result<Args, String> {
         namespace: None,
         limit: None,
         json: false,
+        user: false,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--check" => parsed.check = true,
+            "--user" => parsed.user = true,
             "--project" => {
                 parsed.project = Some(rest.next().ok_or("--project needs a folder")?.into());
             }
@@ -102,6 +108,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             _ => return Err(format!("unexpected argument `{arg}`")),
         }
     }
+    if parsed.user && parsed.project.is_some() {
+        return Err("--user and --project exclude each other".into());
+    }
     if parsed.check && parsed.command != "compile" {
         return Err("--check goes with `compile`".into());
     }
@@ -121,16 +130,20 @@ fn main() -> ExitCode {
         }
     };
     let result = match args.command.as_str() {
-        "compile" => commands::compile(&commands::layout(args.project.as_deref()), args.check),
-        "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref()))),
-        "doctor" => doctor::doctor(&commands::layout(args.project.as_deref()), args.json),
-        "test" => commands::test(&commands::layout(args.project.as_deref())),
+        "compile" => {
+            commands::compile(&commands::layout(args.project.as_deref(), args.user), args.check)
+        }
+        "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref(), args.user))),
+        "doctor" => {
+            doctor::doctor(&commands::layout(args.project.as_deref(), args.user), args.json)
+        }
+        "test" => commands::test(&commands::layout(args.project.as_deref(), args.user)),
         "explain" => commands::explain(
-            &commands::layout(args.project.as_deref()),
+            &commands::layout(args.project.as_deref(), args.user),
             args.payload.as_deref().unwrap_or("-"),
         ),
         "memory" => commands::memory(
-            &commands::layout(args.project.as_deref()),
+            &commands::layout(args.project.as_deref(), args.user),
             &args.words,
             args.namespace.as_deref(),
             args.limit,

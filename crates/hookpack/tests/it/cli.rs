@@ -448,3 +448,52 @@ fn explain_writes_nothing() {
     assert!(text(&out.stdout).contains("rules are stale"), "{}", text(&out.stdout));
     assert!(!dir.join(".claude/hookpack/state").exists(), "explain created the state folder");
 }
+
+#[test]
+fn a_user_installation_compiles_with_user_and_is_told_so() {
+    let dir = project("user-only", &[]);
+    // No project here: the hooks answer from the user's folder.
+    std::fs::remove_dir_all(dir.join(".claude")).unwrap();
+    let config = dir.join("config");
+    let closed = GUARD
+        .replace("reason = \"rm -rf / deletes", "fail = \"closed\"\nreason = \"rm -rf / deletes");
+    std::fs::create_dir_all(config.join("hookpack/packs")).unwrap();
+    std::fs::write(config.join("hookpack/packs/guard.toml"), closed).unwrap();
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hookpack"))
+            .args(args)
+            .current_dir(&elsewhere)
+            .env_clear()
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["compile", "--user"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(config.join("hookpack/compiled/rules.hpk").is_file());
+    assert_eq!(run(&["compile", "--user", "--project", "."]).status.code(), Some(2));
+
+    let env =
+        hook_runtime::Env { xdg_config_home: Some(config.clone()), ..hook_runtime::Env::default() };
+    let mut payload = bash("rm -rf /");
+    payload["cwd"] = json!(elsewhere);
+    let answer = |payload: &serde_json::Value| {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        hook_runtime::run(
+            EventKind::PreToolUse,
+            &mut payload.to_string().as_bytes(),
+            &mut stdout,
+            &mut stderr,
+            &env,
+        );
+        text(&stdout)
+    };
+    assert!(answer(&payload).contains(r#""permissionDecision":"deny""#));
+    // Broken: the deny names the command that fixes a user installation.
+    std::fs::write(config.join("hookpack/compiled/rules.hpk"), b"broken").unwrap();
+    let denied = answer(&payload);
+    assert!(denied.contains("hookpack compile --user"), "{denied}");
+    assert_eq!(run(&["doctor", "--user"]).status.code(), Some(1));
+}
