@@ -89,6 +89,7 @@ pub fn run(
     stderr: &mut dyn Write,
     env: &Env,
 ) -> ExitStatus {
+    state::new_hook();
     answer(kind, stdin, env).write(kind, stdout, stderr)
 }
 

@@ -979,11 +979,10 @@ struct FolderLock {
 impl FolderLock {
     fn take(dir: &ConfinedDir) -> io::Result<FolderLock> {
         let folder = File::open(dir.path())?;
-        let deadline = Instant::now() + LOCK_WAIT;
         loop {
             match folder.try_lock() {
                 Ok(()) => return Ok(FolderLock { _folder: folder }),
-                Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                Err(fs::TryLockError::WouldBlock) if Instant::now() < wait_deadline() => {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 Err(fs::TryLockError::WouldBlock) => {
@@ -999,29 +998,39 @@ impl FolderLock {
 }
 
 thread_local! {
-    /// When the current wait for the database's lock began.
+    /// When this hook first had to wait for a lock: all its waits together end
+    /// [`LOCK_WAIT`] after it, however many locks it meets (the folder's, the database's).
     static WAITING_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
+/// Starts a hook's waiting afresh (a process may answer several events: `hookpack explain`,
+/// tests).
+pub(crate) fn new_hook() {
+    WAITING_SINCE.set(None);
+}
+
+/// When a hook's waiting for locks must end: [`LOCK_WAIT`] after it first had to wait.
+fn wait_deadline() -> Instant {
+    let since = WAITING_SINCE.get().unwrap_or_else(|| {
+        let now = Instant::now();
+        WAITING_SINCE.set(Some(now));
+        now
+    });
+    since + LOCK_WAIT
+}
+
 /// `SQLite`'s busy handler: waits for another connection's lock in short naps, for at most
-/// [`LOCK_WAIT`] in all. The naps stay short (at most 10 ms, where `SQLite`'s own handler
+/// [`LOCK_WAIT`] in all, counted from the hook's first wait (`wait_deadline`). The naps stay short (at most 10 ms, where `SQLite`'s own handler
 /// reaches 100 ms) because the lock is held about a millisecond: a hook that naps long keeps
 /// losing its turn to the hooks that arrive meanwhile, and would wait out the bound behind a
 /// crowd that moves.
 fn wait_for_lock(attempt: i32) -> bool {
-    let now = Instant::now();
-    let since = if attempt == 0 {
-        WAITING_SINCE.set(Some(now));
-        now
-    } else {
-        WAITING_SINCE.get().unwrap_or(now)
-    };
-    let waited = now.duration_since(since);
-    if waited >= LOCK_WAIT {
+    let left = wait_deadline().saturating_duration_since(Instant::now());
+    if left.is_zero() {
         return false;
     }
     let nap = Duration::from_millis(u64::from(attempt.clamp(0, 9).cast_unsigned()) + 1);
-    std::thread::sleep(nap.min(LOCK_WAIT.saturating_sub(waited)));
+    std::thread::sleep(nap.min(left));
     true
 }
 
