@@ -1,4 +1,4 @@
-//! Combining what fired into one answer (CONTRACT §4.3).
+//! Combining what fired into one answer (reference §2.3).
 
 use std::collections::BTreeMap;
 

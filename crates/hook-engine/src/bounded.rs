@@ -1,4 +1,4 @@
-//! Reading files that hookpack does not control, within bounds (CONTRACT §7).
+//! Reading files that hookpack does not control, within bounds (reference §5).
 //!
 //! A path may come from a payload (the transcript), the environment (`HOOKPACK_ARTIFACT`), an
 //! artifact (its sources) or a pack (`context_file`), and so from a hostile repository. Every

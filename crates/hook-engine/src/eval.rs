@@ -13,7 +13,7 @@ use crate::artifact::{Artifact, ArtifactError, KeywordMatches, Keywords, Matcher
 use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall, RecallFrom};
 use crate::text::{default_text, field_text, lookup};
 
-/// A context bracket: how much of the context window remains (CONTRACT §4.4).
+/// A context bracket: how much of the context window remains (reference §2.4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Bracket {
     /// Plenty left.
@@ -472,7 +472,7 @@ impl<'a> Engine<'a> {
         let Scan { scans, candidates, mode } = scan;
         let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
-        // rule sees the new state (CONTRACT §4.2).
+        // rule sees the new state (reference §2.2).
         let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
         let explain = mode == Mode::Explain;
         for changes_state in [true, false] {

@@ -1,4 +1,4 @@
-//! Memory (CONTRACT §4.5): privacy stripping, prompt markers, the terms memories are found by,
+//! Memory (reference §2.5): privacy stripping, prompt markers, the terms memories are found by,
 //! ranking, and how recalled memories and the compaction handoff read. Pure functions: the
 //! runtime keeps the store.
 
@@ -213,7 +213,7 @@ pub struct CaptureSpec<'a> {
     pub markers: bool,
 }
 
-/// The memories `rule` captures from `text`: the whole text (CONTRACT §4.2), or with
+/// The memories `rule` captures from `text`: the whole text (reference §2.2), or with
 /// `markers` its marked parts (§4.5). Private tags are stripped first: a fully private text
 /// captures nothing.
 pub fn capture(

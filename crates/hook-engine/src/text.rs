@@ -1,4 +1,4 @@
-//! The text that term and regex conditions read by default (CONTRACT §4.1, `field`).
+//! The text that term and regex conditions read by default (reference §2.1, `field`).
 
 use std::borrow::Cow;
 

@@ -1,4 +1,4 @@
-//! Reading payloads leniently (CONTRACT §5): a documented-optional field that is missing, of an
+//! Reading payloads leniently (reference §3): a documented-optional field that is missing, of an
 //! unexpected type, or a number of another numeric type never makes a payload unreadable, so
 //! the rules (guards included) still see it. The protocol evolves: fields come and go between
 //! Claude Code versions, and an odd optional field is worth less than the event.

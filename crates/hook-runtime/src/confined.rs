@@ -1,4 +1,4 @@
-//! Where hookpack writes (CONTRACT §7): inside its own folder, never through a symlink.
+//! Where hookpack writes (reference §5): inside its own folder, never through a symlink.
 //!
 //! A repository can commit symlinks anywhere, `.claude/hookpack/state` or
 //! `compiled/rules.hpk.ok.tmp` included, pointing at the user's files. Every file hookpack

@@ -1,4 +1,4 @@
-//! What a hook does when it could not answer from the rules (CONTRACT §7): fail open, and
+//! What a hook does when it could not answer from the rules (reference §5): fail open, and
 //! visibly — the failure is counted in the state database (for `hookpack doctor`) and told to
 //! the user once per session through `systemMessage`. On `PreToolUse`, a tool covered by a rule
 //! marked `fail = "closed"` is denied instead.

@@ -4,7 +4,7 @@
 //! the work on any reader and writers, so tests drive it in-process:
 //! stdin → [`hook_model::HookInput`] → answer → at most one JSON object on stdout + [`ExitStatus`].
 //!
-//! Failures fail open (CONTRACT §7): whatever goes wrong, the hook exits 0 with empty or valid
+//! Failures fail open (reference §5): whatever goes wrong, the hook exits 0 with empty or valid
 //! output and says what went wrong in one short stderr line.
 //!
 //! ```

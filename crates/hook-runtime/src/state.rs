@@ -1,7 +1,7 @@
-//! Session state in `SQLite` (CONTRACT §3): prompt count, compactions, active agent / workflow /
+//! Session state in `SQLite` (reference §1): prompt count, compactions, active agent / workflow /
 //! task, flags, the `once` ledger, the last bracket, the compaction handoff and failures, one
 //! database per installation under `state/`: one row per session, one log of failures, the
-//! memories (CONTRACT §4.5) with the terms they are found by, and the notices still to tell.
+//! memories (reference §2.5) with the terms they are found by, and the notices still to tell.
 //!
 //! A hook that needs the state holds the database's write lock from reading the session to
 //! saving it (`BEGIN IMMEDIATE`), so parallel hooks of one session never lose an update: each

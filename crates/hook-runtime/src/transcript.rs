@@ -1,4 +1,4 @@
-//! How full the context window is, from the tail of the transcript (CONTRACT §4.4).
+//! How full the context window is, from the tail of the transcript (reference §2.4).
 //!
 //! The transcript is JSONL that reaches tens of megabytes; only its end matters. It is read
 //! backwards in chunks, at most [`MAX_TAIL_BYTES`], and only lines that can be what is looked

@@ -1,4 +1,4 @@
-//! `hookpack doctor` (CONTRACT §6): what is wrong with this installation, why a fail-closed
+//! `hookpack doctor` (reference §4): what is wrong with this installation, why a fail-closed
 //! guard denies, and the one command that fixes it. It reads and changes nothing: the database
 //! is opened read-only, and a damaged one is left for the next hook to set aside.
 //!

@@ -1,4 +1,4 @@
-//! `hookpack`: compile, lint, test and explain rule packs (CONTRACT §6).
+//! `hookpack`: compile, lint, test and explain rule packs (reference §4).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,

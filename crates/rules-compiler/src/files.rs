@@ -1,4 +1,4 @@
-//! Reading the files of a scope (CONTRACT §7): a cloned repository is hostile input.
+//! Reading the files of a scope (reference §5): a cloned repository is hostile input.
 //!
 //! A file a pack names (`context_file`), and a pack or config of a project, must resolve —
 //! symbolic links included — inside its scope's folder, and be a regular file under a cap, read

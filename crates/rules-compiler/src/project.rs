@@ -1,4 +1,4 @@
-//! Scopes, config and precedence (CONTRACT §3): which packs a project uses, layered
+//! Scopes, config and precedence (reference §1): which packs a project uses, layered
 //! builtin < user < project < local < env, merged by full rule id.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,4 +1,4 @@
-//! Running the `[[test]]` cases of a pack through the real evaluation path (CONTRACT §4.6).
+//! Running the `[[test]]` cases of a pack through the real evaluation path (reference §2.6).
 
 use std::fmt::Write as _;
 use std::path::Path;

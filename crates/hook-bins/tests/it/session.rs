@@ -382,7 +382,7 @@ fn read(path: &str) -> Value {
     json!({ "tool_name": "Read", "tool_input": { "file_path": path }, "tool_response": {} })
 }
 
-/// CONTRACT §4.5 through the real binaries: markers captured with their private parts
+/// reference §2.5 through the real binaries: markers captured with their private parts
 /// removed, an unknown namespace said, memories recalled by a file's terms in a later session
 /// (each once between compactions), and the handoff written at `PreCompact` given after it.
 #[test]

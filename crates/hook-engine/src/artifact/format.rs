@@ -169,7 +169,7 @@ pub mod flag {
     pub const CAPTURE: u32 = 1 << 3;
     /// Has `recall`.
     pub const RECALL: u32 = 1 << 4;
-    /// Changes session state (`set` or `unset`): evaluated first (CONTRACT §4.2).
+    /// Changes session state (`set` or `unset`): evaluated first (reference §2.2).
     pub const CHANGES_STATE: u32 = 1 << 5;
     /// Has a `context` (the string may be empty).
     pub const CONTEXT: u32 = 1 << 6;

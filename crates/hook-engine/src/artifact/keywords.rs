@@ -2,7 +2,7 @@
 //!
 //! Terms are stored ASCII-lowercased; the text is folded byte by byte as it is scanned, so the
 //! search is ASCII case-insensitive without copying the text. Every occurrence of every term is
-//! found (overlapping), and an occurrence counts only at word boundaries (CONTRACT §4.1): a term
+//! found (overlapping), and an occurrence counts only at word boundaries (reference §2.1): a term
 //! that starts (ends) with a word character needs a non-word character or the text's start
 //! (end) next to it.
 //!

@@ -1,4 +1,4 @@
-//! CONTRACT §7 for malformed stdin: every row, on every event, exits 0 with empty stdout and
+//! reference §5 for malformed stdin: every row, on every event, exits 0 with empty stdout and
 //! one short stderr line, and never panics.
 
 use std::io::Read;

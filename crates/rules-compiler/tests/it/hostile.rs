@@ -1,4 +1,4 @@
-//! A hostile repository (CONTRACT §7): nothing in a project's packs or configs makes compile read
+//! A hostile repository (reference §5): nothing in a project's packs or configs makes compile read
 //! a file outside the pack's scope folder into an artifact, read without bound or hang; the
 //! environment's unrelated `HOOKPACK_*` variables do not break it; the automata of one artifact
 //! fit a budget.

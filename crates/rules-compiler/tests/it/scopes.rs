@@ -1,4 +1,4 @@
-//! Scopes and precedence (CONTRACT §3): user < project < local, by full rule id; `disable`;
+//! Scopes and precedence (reference §1): user < project < local, by full rule id; `disable`;
 //! config layered across files and `HOOKPACK_*` variables.
 
 use std::path::{Path, PathBuf};
