@@ -94,35 +94,22 @@ pub fn run(
 }
 
 fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
-    // A payload that cannot be read at all names no tool: on `PreToolUse`, the rules marked
-    // `fail = "closed"` for every tool (`*`) deny it.
-    let unreadable = |note: String| {
-        let mut answer = Answer::note(note);
-        if kind == EventKind::PreToolUse
-            && !env.dry_run
-            && let Some(installation) = Installation::discover(env, Path::new(""))
-        {
-            let failed =
-                failure::Failed { kind, session: "", tool: None, unreadable_payload: true };
-            failure::handle(&mut answer, failed, &installation, env);
-        }
-        answer
-    };
+    let no_payload = |note: String| unreadable(kind, note, None, env);
     let payload = match read_payload(stdin, MAX_STDIN_BYTES) {
         Ok(payload) => payload,
         Err(StdinError::TooLarge { total }) => {
-            return unreadable(format!(
+            return no_payload(format!(
                 "stdin is {total} bytes, over the {MAX_STDIN_BYTES}-byte limit"
             ));
         }
-        Err(StdinError::Io(err)) => return unreadable(format!("cannot read stdin: {err}")),
+        Err(StdinError::Io(err)) => return no_payload(format!("cannot read stdin: {err}")),
     };
     if payload.iter().all(u8::is_ascii_whitespace) {
-        return unreadable("stdin is empty; Claude Code always sends a JSON object".into());
+        return no_payload("stdin is empty; Claude Code always sends a JSON object".into());
     }
     let payload: serde_json::Value = match serde_json::from_slice(&payload) {
         Ok(payload) => payload,
-        Err(err) => return unreadable(format!("stdin is not a JSON object: {err}")),
+        Err(err) => return no_payload(format!("stdin is not a JSON object: {err}")),
     };
     let input = match HookInput::from_value(kind, &payload) {
         Ok(input) => input,
@@ -130,20 +117,9 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
             return Answer::note(format!("{err}; check the hook's command in settings.json"));
         }
         Err(err @ InputError::Invalid(..)) => {
-            // The event's own payload, but not in a shape hookpack reads: the rules cannot be
-            // evaluated, so this is a failure like a broken artifact, and a tool that a
-            // fail-closed rule covers is denied rather than let through unguarded.
-            let mut answer = Answer::note(err.to_string());
-            let cwd = payload.get("cwd").and_then(serde_json::Value::as_str).unwrap_or("");
-            if let Some(installation) = Installation::discover(env, Path::new(cwd))
-                && !env.dry_run
-            {
-                let failed = failure::Failed::of_raw(kind, &payload);
-                failure::handle(&mut answer, failed, &installation, env);
-            }
-            return answer;
+            return unreadable(kind, err.to_string(), Some(&payload), env);
         }
-        Err(err) => return unreadable(err.to_string()),
+        Err(err) => return no_payload(err.to_string()),
     };
 
     let Some(installation) = Installation::discover(env, Path::new(&input.common.cwd)) else {
@@ -159,6 +135,32 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
     });
     if answer.note.is_some() && !env.dry_run {
         failure::handle(&mut answer, failure::Failed::of(&input), &installation, env);
+    }
+    answer
+}
+
+/// A payload the rules cannot be evaluated on: a failure like a broken artifact, so a tool that
+/// a fail-closed rule covers is denied rather than let through unguarded. `payload` is the JSON
+/// when it was the event's own but not in a shape hookpack reads (then every event records the
+/// failure); without it (stdin that is no JSON object) it names no tool, and only on
+/// `PreToolUse` do the rules marked `fail = "closed"` for every tool (`*`) deny it.
+fn unreadable(
+    kind: EventKind,
+    note: String,
+    payload: Option<&serde_json::Value>,
+    env: &Env,
+) -> Answer {
+    let mut answer = Answer::note(note);
+    if env.dry_run || (payload.is_none() && kind != EventKind::PreToolUse) {
+        return answer;
+    }
+    let cwd = payload.and_then(|p| p.get("cwd")).and_then(serde_json::Value::as_str);
+    if let Some(installation) = Installation::discover(env, Path::new(cwd.unwrap_or(""))) {
+        let failed = match payload {
+            Some(payload) => failure::Failed::of_raw(kind, payload),
+            None => failure::Failed { kind, session: "", tool: None, unreadable_payload: true },
+        };
+        failure::handle(&mut answer, failed, &installation, env);
     }
     answer
 }

@@ -138,8 +138,10 @@ fn evaluate(
         settings.opens_state(kind) && (keeps_books || engine.state_rules_apply(&scan, &facts)?);
     let transcript = Path::new(&input.common.transcript_path);
     // The transcript's tail, read before the lock is taken: the bracket may be needed under
-    // it, and a slow file (the payload names it) must not hold up the project's other hooks.
-    let tail = opens.then(|| transcript::usage(transcript));
+    // it (for a rule, or for the budget of an event that takes context), and a slow file (the
+    // payload names it) must not hold up the project's other hooks.
+    let may_need_bracket = settings.needs_bracket || kind.accepts_additional_context();
+    let tail = (opens && may_need_bracket).then(|| transcript::usage(transcript));
     let mut store = None;
     if opens {
         // A dry run (`hookpack explain`) saves nothing (its transaction is never committed),

@@ -78,21 +78,11 @@ fn distrust_schema(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Whether the schema holds only hookpack's own tables and indexes.
-fn unexpected_objects(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+/// The objects of the schema, `(type, name)`: read once per opening, for both questions
+/// `recognize` asks of them.
+fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
     let mut statement = conn.prepare("SELECT type, name FROM sqlite_schema ORDER BY name")?;
-    let objects: Vec<(String, String)> =
-        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?;
-    Ok(objects
-        .into_iter()
-        .filter(|(kind, name)| {
-            let own = (kind == "table" || kind == "index")
-                && (SCHEMA_OBJECTS.contains(&name.as_str())
-                    || name.starts_with("sqlite_autoindex_"));
-            !own
-        })
-        .map(|(kind, name)| format!("{kind} {name}"))
-        .collect())
+    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?.collect()
 }
 
 /// The most set-aside copies kept: each may be as large as the database was.
@@ -751,13 +741,12 @@ fn uri_path(path: &Path) -> String {
 /// Whether the database open on `conn` (the file at `path`) is hookpack's: by its application
 /// id, or, before it had one, by its tables. `Ok(true)` when it is, but must be migrated.
 fn recognize(conn: &Connection, path: &Path) -> Result<bool, Connect> {
-    let unexpected = unexpected_objects(conn)?;
-    if !unexpected.is_empty() {
-        return Err(Connect::Unusable(format!(
-            "unexpected objects in its schema: {}",
-            unexpected.iter().take(4).map(String::as_str).collect::<Vec<_>>().join(", ")
-        )));
-    }
+    let objects = schema_objects(conn)?;
+    let tables: Vec<&str> = objects
+        .iter()
+        .filter(|(kind, name)| kind == "table" && !name.starts_with("sqlite"))
+        .map(|(_, name)| name.as_str())
+        .collect();
     let application: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if application != APPLICATION_ID {
@@ -766,18 +755,11 @@ fn recognize(conn: &Connection, path: &Path) -> Result<bool, Connect> {
                 "another application's database (application id {application:#x})"
             )));
         }
-        let mut statement = conn.prepare(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite%'
-             ORDER BY name",
-        )?;
-        let tables: Vec<String> =
-            statement.query_map([], |row| row.get(0))?.collect::<Result<_, _>>()?;
-        drop(statement);
-        let has = |table: &str| tables.iter().any(|t| t == table);
+        let has = |table: &str| tables.contains(&table);
         let legacy = (1..=2).contains(&version)
             && has("sessions")
             && has("failures")
-            && tables.iter().all(|t| LEGACY_TABLES.contains(&t.as_str()));
+            && tables.iter().all(|t| LEGACY_TABLES.contains(t));
         if !legacy {
             let empty = fs::metadata(path).is_ok_and(|m| m.len() == 0);
             return Err(Connect::Unusable(match (tables.is_empty(), empty) {
@@ -785,10 +767,29 @@ fn recognize(conn: &Connection, path: &Path) -> Result<bool, Connect> {
                 (true, false) => "a database without tables".to_owned(),
                 (false, _) => format!(
                     "another application's database (tables {})",
-                    tables.iter().take(4).map(String::as_str).collect::<Vec<_>>().join(", ")
+                    tables.iter().take(4).copied().collect::<Vec<_>>().join(", ")
                 ),
             }));
         }
+    }
+    // Ours, or claiming to be: nothing but our tables and indexes (a trigger is code that a
+    // crafted database would run inside the hook).
+    let unexpected: Vec<String> = objects
+        .iter()
+        .filter(|(kind, name)| {
+            let own = (kind == "table" || kind == "index")
+                && (SCHEMA_OBJECTS.contains(&name.as_str())
+                    || name.starts_with("sqlite_autoindex_"));
+            !own
+        })
+        .take(4)
+        .map(|(kind, name)| format!("{kind} {name}"))
+        .collect();
+    if !unexpected.is_empty() {
+        return Err(Connect::Unusable(format!(
+            "unexpected objects in its schema: {}",
+            unexpected.join(", ")
+        )));
     }
     Ok(application != APPLICATION_ID || version < SCHEMA_VERSION)
 }

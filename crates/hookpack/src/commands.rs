@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use hook_engine::artifact::{AlignedBytes, Artifact, MAX_ARTIFACT_BYTES};
+use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_tests};
 
@@ -171,8 +172,7 @@ enum ArtifactDir {
 /// The folder and file name of the artifact: `$HOOKPACK_ARTIFACT`, else `compiled/rules.hpk`
 /// in the project's hookpack folder, else in the user's.
 fn artifact_place(layout: &Layout) -> anyhow::Result<(ArtifactDir, String)> {
-    if let Some(path) = std::env::var_os("HOOKPACK_ARTIFACT").filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(path);
+    if let Some(path) = hook_runtime::Env::from_process().artifact {
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -181,13 +181,26 @@ fn artifact_place(layout: &Layout) -> anyhow::Result<(ArtifactDir, String)> {
         let folder = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         return Ok((ArtifactDir::Given(folder), name));
     }
-    let confined = if let Some(project) = &layout.project {
-        Confined::new(project, Path::new(hook_runtime::PROJECT_SUBDIR))
-    } else {
-        let user = layout.user.as_ref().context("no project and no user folder")?;
-        Confined::new(user, Path::new(""))
-    };
-    Ok((ArtifactDir::Confined(confined), "rules.hpk".to_owned()))
+    let installation = installation(layout).context("no project and no user folder")?;
+    Ok((ArtifactDir::Confined(Confined::of(&installation)), "rules.hpk".to_owned()))
+}
+
+/// The installation the hooks of `layout` answer from: its project, else the user's folder.
+pub(crate) fn installation(layout: &Layout) -> Option<Installation> {
+    match (&layout.project, &layout.user) {
+        (Some(root), _) => Some(Installation::Project {
+            root: root.clone(),
+            dir: root.join(hook_runtime::PROJECT_SUBDIR),
+        }),
+        (None, Some(dir)) => Some(Installation::User { dir: dir.clone() }),
+        (None, None) => None,
+    }
+}
+
+/// Where the hooks of `layout` read the compiled rules: `$HOOKPACK_ARTIFACT`, else the
+/// installation's `compiled/rules.hpk`.
+pub(crate) fn artifact_path(layout: &Layout) -> Option<PathBuf> {
+    Some(installation(layout)?.artifact_path(&hook_runtime::Env::from_process()))
 }
 
 impl ArtifactDir {
@@ -225,15 +238,11 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     let kind =
         EventKind::from_name(name).with_context(|| format!("unknown hook event `{name}`"))?;
 
-    let path = std::env::var_os("HOOKPACK_ARTIFACT")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| layout.artifact_path())
-        .context("no project and no user folder")?;
+    let path = artifact_path(layout).context("no project and no user folder")?;
+    // Checked as a hook checks it (the CRC, or the compiler's stamp).
     let bytes = hook_runtime::load_artifact(&path)
         .map_err(|err| anyhow::anyhow!("{err}: {}; run `hookpack compile`", path.display()))?;
     let artifact = Artifact::parse(bytes.as_slice())
-        .and_then(|a| a.verify().map(|()| a))
         .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
     let engine = Engine::new(artifact).map_err(|e| anyhow::anyhow!("{e}"))?;
     let settings = engine.settings();
@@ -363,20 +372,14 @@ pub(crate) fn memory(
     use hook_engine::memory::{self, Recall, RecallFrom};
     use hook_runtime::state::{Store, database_path};
 
-    let dir = layout.installation_dir().context("no project and no user folder")?;
+    let installation = installation(layout).context("no project and no user folder")?;
+    let dir = installation.dir().to_path_buf();
     let (sub, rest) = words.split_first().context("`memory` needs `list`, `search` or `forget`")?;
     if !database_path(&dir).is_file() {
         println!("no memories yet ({} does not exist)", database_path(&dir).display());
         return Ok(true);
     }
     let open = || -> anyhow::Result<Store> {
-        let installation = match &layout.project {
-            Some(root) => hook_runtime::Installation::Project {
-                root: root.clone(),
-                dir: root.join(hook_runtime::PROJECT_SUBDIR),
-            },
-            None => hook_runtime::Installation::User { dir: dir.clone() },
-        };
         let store = Store::open(&installation)?;
         if let Some(aside) = store.set_aside() {
             eprintln!(

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
@@ -16,7 +16,7 @@ use hook_runtime::state::{self, Diagnosis, Store};
 use hook_runtime::{FAIL_CLOSED_FILE, Installation, Unusable};
 use rules_compiler::{Layout, compile, load};
 
-use crate::commands::printable;
+use crate::commands::{installation, printable};
 use serde_json::{Value, json};
 
 /// How many recorded failures the report lists.
@@ -74,9 +74,7 @@ pub(crate) fn doctor(layout: &Layout, json: bool) -> anyhow::Result<bool> {
         anyhow::bail!("no project and no user folder to look at");
     };
     let root = installation.root().to_path_buf();
-    let artifact_path = std::env::var_os("HOOKPACK_ARTIFACT")
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| installation.artifact_path(&hook_runtime::Env::default()), PathBuf::from);
+    let artifact_path = installation.artifact_path(&hook_runtime::Env::from_process());
     let show = |path: &Path| shown(&root, path);
 
     let mut checks = Vec::new();
@@ -95,18 +93,6 @@ pub(crate) fn doctor(layout: &Layout, json: bool) -> anyhow::Result<bool> {
         print!("{}", as_text(&root, &checks));
     }
     Ok(healthy)
-}
-
-/// The installation the hooks of `layout` answer from.
-fn installation(layout: &Layout) -> Option<Installation> {
-    match (&layout.project, &layout.user) {
-        (Some(root), _) => Some(Installation::Project {
-            root: root.clone(),
-            dir: root.join(hook_runtime::PROJECT_SUBDIR),
-        }),
-        (None, Some(dir)) => Some(Installation::User { dir: dir.clone() }),
-        (None, None) => None,
-    }
 }
 
 /// `path` relative to the project's root when inside it.

@@ -64,11 +64,6 @@ impl Layout {
         self.project_dir().or_else(|| self.user.clone())
     }
 
-    /// Where the artifact goes: the project's `compiled/rules.hpk`, else the user's.
-    pub fn artifact_path(&self) -> Option<PathBuf> {
-        self.installation_dir().map(|d| d.join("compiled/rules.hpk"))
-    }
-
     /// Each scope's pack folder, with the folder of the scope (what its `context_file`s must
     /// stay in).
     fn pack_dirs(&self) -> Vec<(Scope, PathBuf, PathBuf)> {

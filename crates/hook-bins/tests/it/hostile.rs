@@ -69,15 +69,12 @@ fn write_artifact(root: &Path, bytes: &[u8]) {
 
 /// Runs the hook of `kind` on `payload` in `root`, killing it after `limit`.
 fn run(root: &Path, kind: EventKind, payload: &Value, limit: Duration) -> Output {
-    let mut payload = payload.clone();
-    let fields = payload.as_object_mut().unwrap();
-    fields.insert("hook_event_name".into(), json!(kind.as_str()));
-    fields.entry("session_id").or_insert(json!("hostile-session"));
-    fields.entry("cwd").or_insert(json!(root));
-    fields.entry("transcript_path").or_insert(json!(root.join("transcript.jsonl")));
-    if kind.is_tool_event() {
-        fields.entry("tool_use_id").or_insert(json!("toolu_01"));
-    }
+    let payload = crate::full_payload(kind, root, "hostile-session", payload);
+    run_raw(root, kind, payload.to_string().as_bytes(), limit)
+}
+
+/// Runs the hook of `kind` on `stdin` as it is in `root`, killing it after `limit`.
+fn run_raw(root: &Path, kind: EventKind, stdin: &[u8], limit: Duration) -> Output {
     let binary = Path::new(env!("CARGO_BIN_EXE_hookpack-stop")).with_file_name(kind.binary_name());
     let mut child = Command::new(binary)
         .env_clear()
@@ -88,7 +85,7 @@ fn run(root: &Path, kind: EventKind, payload: &Value, limit: Duration) -> Output
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
     let id = child.id();
     let (done, finished) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
@@ -487,30 +484,12 @@ fn unreadable_stdin_is_denied_by_guards_of_every_tool() {
     let root = project("unreadable-stdin", &every);
     let list = std::fs::read_to_string(root.join(".claude/hookpack/compiled/fail-closed.txt"));
     assert_eq!(list.unwrap(), "guard/rm-root *\n");
-    let binary = Path::new(env!("CARGO_BIN_EXE_hookpack-pre-tool-use"));
     for stdin in [&b"{not json"[..], b"", b"[1, 2]"] {
-        let mut child = Command::new(binary)
-            .env_clear()
-            .env("CLAUDE_PROJECT_DIR", &root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        let denied = answer(&child.wait_with_output().unwrap());
+        let denied = answer(&run_raw(&root, EventKind::PreToolUse, stdin, LIMIT));
         assert_eq!(decision(&denied), Some("deny"), "{stdin:?}: {denied}");
     }
     // With the guard on Bash only, an unreadable payload names no tool it covers: fails open.
     let root = project("unreadable-stdin-bash", GUARD);
-    let mut child = Command::new(binary)
-        .env_clear()
-        .env("CLAUDE_PROJECT_DIR", &root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"{not json").unwrap();
-    assert_eq!(decision(&answer(&child.wait_with_output().unwrap())), None);
+    let output = run_raw(&root, EventKind::PreToolUse, b"{not json", LIMIT);
+    assert_eq!(decision(&answer(&output)), None);
 }

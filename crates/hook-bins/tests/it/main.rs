@@ -27,6 +27,28 @@ fn first_example(kind: EventKind) -> PathBuf {
     files.into_iter().next().unwrap_or_else(|| panic!("no example in {}", dir.display()))
 }
 
+/// `payload` as Claude Code sends it for `kind` in project `root`: the event's name, and the
+/// common fields it lacks filled in (`session` as the session's id).
+fn full_payload(
+    kind: EventKind,
+    root: &Path,
+    session: &str,
+    payload: &serde_json::Value,
+) -> serde_json::Value {
+    use serde_json::json;
+    let mut payload = payload.clone();
+    let fields = payload.as_object_mut().unwrap();
+    fields.insert("hook_event_name".into(), json!(kind.as_str()));
+    fields.entry("session_id").or_insert(json!(session));
+    fields.entry("cwd").or_insert(json!(root));
+    fields.entry("permission_mode").or_insert(json!("default"));
+    fields.entry("transcript_path").or_insert(json!(root.join("transcript.jsonl")));
+    if kind.is_tool_event() {
+        fields.entry("tool_use_id").or_insert(json!("toolu_01"));
+    }
+    payload
+}
+
 /// Runs `binary` on `stdin` with a clean environment in which no project uses hookpack.
 fn spawn(binary: &str, stdin: Stdio, project: &Path) -> std::process::Output {
     Command::new(binary)

@@ -39,16 +39,7 @@ fn project(name: &str, config: &str, packs: &[(&str, &str)]) -> PathBuf {
 
 /// Starts the hook of `kind` on `payload` (common fields filled in) in `root`.
 fn start(root: &Path, kind: EventKind, payload: &Value) -> Child {
-    let mut payload = payload.clone();
-    let fields = payload.as_object_mut().unwrap();
-    fields.insert("hook_event_name".into(), json!(kind.as_str()));
-    fields.entry("session_id").or_insert(json!("session-1"));
-    fields.entry("cwd").or_insert(json!(root));
-    fields.entry("permission_mode").or_insert(json!("default"));
-    if kind.is_tool_event() {
-        fields.entry("tool_use_id").or_insert(json!("toolu_01"));
-    }
-    fields.entry("transcript_path").or_insert(json!(root.join("transcript.jsonl")));
+    let payload = crate::full_payload(kind, root, "session-1", payload);
     let mut child = Command::new(bin_dir().join(kind.binary_name()))
         .env_clear()
         .env("CLAUDE_PROJECT_DIR", root)

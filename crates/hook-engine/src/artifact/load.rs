@@ -22,7 +22,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::bounded::{AlignedBytes, open_regular, read_aligned_from};
+use crate::bounded::{AlignedBytes, open_regular, read_aligned};
 
 use super::format::header;
 use super::reader::word;
@@ -86,7 +86,7 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
             }
         }
     }
-    let bytes = read_aligned_from(file, &metadata, path, MAX_ARTIFACT_BYTES)?;
+    let bytes = read_aligned(file, &metadata, path, MAX_ARTIFACT_BYTES)?;
     Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched: false })
 }
 
