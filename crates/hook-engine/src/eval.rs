@@ -1,6 +1,7 @@
 //! Evaluating rules: which rules fire for a payload, and why the others did not.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
@@ -9,7 +10,9 @@ use hook_model::EventKind;
 use serde_json::Value;
 
 use crate::artifact::format::{Section, decision, event, flag, once, recall, rule, settings};
-use crate::artifact::{Artifact, ArtifactError, KeywordMatches, Keywords, Matchers, StrRef, Words};
+use crate::artifact::{
+    Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, StrRef, Words,
+};
 use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall, RecallFrom};
 use crate::text::{default_text, field_text, lookup};
 
@@ -280,9 +283,23 @@ impl Fired {
 /// An event's keyword scans and the rules to check, from [`Engine::scan`].
 #[derive(Clone, Debug)]
 pub struct Scan {
-    scans: Vec<(StrRef, KeywordMatches)>,
+    /// The keywords found in each text, by the text's field (offset and length of its path).
+    scans: BTreeMap<(u32, u32), KeywordMatches>,
+    /// Whether regex `.0` matches a text of field `(.1, .2)`: rules share regexes (the
+    /// compiler stores each once), so each runs once per text.
+    regex_matched: RefCell<BTreeMap<(u32, u32, u32), bool>>,
     candidates: BTreeSet<u32>,
     mode: Mode,
+    /// What the event's evaluation may still spend: the scan's work and every evaluation
+    /// made from it share one allowance.
+    effort: Effort,
+}
+
+impl Scan {
+    /// The units of work spent so far (see [`Effort`]), and the allowance.
+    pub fn effort(&self) -> (u64, u64) {
+        (self.effort.spent(), self.effort.limit())
+    }
 }
 
 /// How much to find out.
@@ -409,12 +426,16 @@ impl<'a> Engine<'a> {
     ///
     /// When the settings section is damaged.
     pub fn memory_config(&self) -> Result<MemoryConfig<'a>, ArtifactError> {
+        self.memory_config_with(&self.effort())
+    }
+
+    fn memory_config_with(&self, effort: &Effort) -> Result<MemoryConfig<'a>, ArtifactError> {
         let words = self.artifact.settings();
-        let aliases = self.strings(&words, settings::ALIASES_L)?;
+        let aliases = self.strings(effort, &words, settings::ALIASES_L)?;
         Ok(MemoryConfig {
-            namespaces: self.strings(&words, settings::NAMESPACES_L)?,
+            namespaces: self.strings(effort, &words, settings::NAMESPACES_L)?,
             aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
-            private_tags: self.strings(&words, settings::PRIVATE_TAGS_L)?,
+            private_tags: self.strings(effort, &words, settings::PRIVATE_TAGS_L)?,
         })
     }
 
@@ -425,9 +446,10 @@ impl<'a> Engine<'a> {
     ///
     /// When the artifact is damaged.
     pub fn active_rules(&self, state: &SessionState) -> Result<Vec<String>, ArtifactError> {
+        let effort = &self.effort();
         let mut active = Vec::new();
         for index in 0..self.artifact.rule_count() {
-            let r = self.artifact.rule(index)?;
+            let r = self.rule(effort, index)?;
             let mut tied = false;
             let mut met = true;
             for (slot, actual) in [
@@ -435,14 +457,14 @@ impl<'a> Engine<'a> {
                 (rule::WORKFLOW_L, &state.workflow),
                 (rule::TASK_L, &state.task),
             ] {
-                let wanted = self.strings(&r, slot)?;
+                let wanted = self.strings(effort, &r, slot)?;
                 if !wanted.is_empty() {
                     tied = true;
                     met &= actual.as_deref().is_some_and(|a| wanted.contains(&a));
                 }
             }
             if tied && met {
-                active.push(self.artifact.str(r.str_ref(rule::ID_S))?.to_owned());
+                active.push(self.kept(effort, r.str_ref(rule::ID_S))?);
             }
         }
         Ok(active)
@@ -469,7 +491,7 @@ impl<'a> Engine<'a> {
         scan: &Scan,
         facts: &Facts<'_>,
     ) -> Result<Evaluation, ArtifactError> {
-        let Scan { scans, candidates, mode } = scan;
+        let Scan { candidates, mode, effort, .. } = scan;
         let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
         // rule sees the new state (reference §2.2).
@@ -478,23 +500,24 @@ impl<'a> Engine<'a> {
         for changes_state in [true, false] {
             let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
             for &index in candidates {
-                let r = self.artifact.rule(index as usize)?;
+                let r = self.rule(effort, index as usize)?;
                 if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
                     continue;
                 }
-                match self.check(&r, facts, Some(&state), scans, explain)? {
+                match self.check(effort, &r, facts, Some(&state), scan, explain)? {
                     Ok(()) => {
                         if changes_state {
-                            self.apply(&r, &mut evaluation.state)?;
+                            self.apply(effort, &r, &mut evaluation.state)?;
                         }
-                        evaluation.fired.push(self.fired(index, &r, facts)?);
+                        evaluation.fired.push(self.fired(effort, index, &r, facts)?);
                         if r.get(rule::FLAGS) & flag::CAPTURE != 0 {
-                            self.capture(&r, facts, &mut evaluation.captures)?;
+                            self.capture(effort, &r, facts, &mut evaluation.captures)?;
                         }
                     }
                     Err(miss) => {
                         if explain {
-                            let id = self.artifact.str(r.str_ref(rule::ID_S))?.to_owned();
+                            let id = self.kept(effort, r.str_ref(rule::ID_S))?;
+                            effort.keep(miss.1.len())?;
                             evaluation.near_misses.push(NearMiss {
                                 id,
                                 condition: miss.0,
@@ -513,18 +536,22 @@ impl<'a> Engine<'a> {
     /// The memories rule `r` captures from its text.
     fn capture(
         &self,
+        effort: &Effort,
         r: &Words<'a>,
         facts: &Facts<'_>,
         into: &mut Vec<Captured>,
     ) -> Result<(), ArtifactError> {
-        let id = self.artifact.str(r.str_ref(rule::ID_S))?;
+        let id = self.str(effort, r.str_ref(rule::ID_S))?;
         let spec = CaptureSpec {
-            namespace: self.optional_str(r, rule::CAPTURE_NAMESPACE_S)?,
+            namespace: self.optional_str(effort, r, rule::CAPTURE_NAMESPACE_S)?,
             confidence: f32::from_bits(r.get(rule::CAPTURE_CONFIDENCE)),
             markers: r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0,
         };
-        let config = self.memory_config()?;
-        for text in self.texts(facts, r.str_ref(rule::FIELD_S))? {
+        let config = self.memory_config_with(effort)?;
+        for text in self.texts(effort, facts, r.str_ref(rule::FIELD_S))? {
+            // What it captures is at most the text, kept.
+            effort.scan(text.len())?;
+            effort.keep(text.len())?;
             into.extend(memory::capture(id, &text, spec, &config));
         }
         Ok(())
@@ -537,10 +564,11 @@ impl<'a> Engine<'a> {
     ///
     /// When the artifact is damaged where this event reads it.
     pub fn state_rules_apply(&self, scan: &Scan, facts: &Facts<'_>) -> Result<bool, ArtifactError> {
+        let effort = &scan.effort;
         for &index in &scan.candidates {
-            let r = self.artifact.rule(index as usize)?;
+            let r = self.rule(effort, index as usize)?;
             if r.get(rule::FLAGS) & flag::USES_STATE != 0
-                && self.check(&r, facts, None, &scan.scans, false)?.is_ok()
+                && self.check(effort, &r, facts, None, scan, false)?.is_ok()
             {
                 return Ok(true);
             }
@@ -557,14 +585,23 @@ impl<'a> Engine<'a> {
     ///
     /// When the artifact is damaged where this event reads it.
     pub fn scan(&self, facts: &Facts<'_>, mode: Mode) -> Result<Scan, ArtifactError> {
+        let effort = self.effort();
         let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
-            return Ok(Scan { scans: Vec::new(), candidates: BTreeSet::new(), mode });
+            return Ok(Scan {
+                scans: BTreeMap::new(),
+                regex_matched: RefCell::default(),
+                candidates: BTreeSet::new(),
+                mode,
+                effort,
+            });
         };
+        let scan_effort = effort;
+        let effort = &scan_effort;
         let record = self.artifact.event(e)?;
         let bit = 1u64 << e;
 
         // Scan each text the event's keyword rules read, once.
-        let mut scans: Vec<(StrRef, KeywordMatches)> = Vec::new();
+        let mut scans: BTreeMap<(u32, u32), KeywordMatches> = BTreeMap::new();
         for entry in self
             .artifact
             .list(record.list_ref(event::FIELDS_L))?
@@ -573,28 +610,36 @@ impl<'a> Engine<'a> {
             .chunks_exact(2)
         {
             let field = StrRef { offset: entry[0], len: entry[1] };
-            let mut matches = KeywordMatches::default();
-            for text in self.texts(facts, field)? {
-                self.keywords.find(&text, &mut matches);
+            if scans.contains_key(&(field.offset, field.len)) {
+                continue;
             }
-            scans.push((field, matches));
+            let mut matches = KeywordMatches::default();
+            for text in self.texts(effort, facts, field)? {
+                self.keywords.find(&text, &mut matches, effort)?;
+            }
+            scans.insert((field.offset, field.len), matches);
         }
 
         let candidates: BTreeSet<u32> = match mode {
-            Mode::Explain => (0..self.artifact.rule_count())
-                .filter_map(|i| u32::try_from(i).ok())
-                .filter(|&i| {
-                    self.artifact.rule(i as usize).is_ok_and(|r| events_mask(&r) & bit != 0)
-                })
-                .collect(),
+            Mode::Explain => {
+                let mut set = BTreeSet::new();
+                for i in 0..self.artifact.rule_count() {
+                    let r = self.rule(effort, i)?;
+                    if events_mask(&r) & bit != 0 {
+                        set.extend(u32::try_from(i).ok());
+                    }
+                }
+                set
+            }
             Mode::Answer => {
                 let mut set: BTreeSet<u32> =
-                    self.artifact.list(record.list_ref(event::ALWAYS_L))?.iter().collect();
-                for (field, matches) in &scans {
+                    self.list(effort, record.list_ref(event::ALWAYS_L))?.iter().collect();
+                for (&(offset, len), matches) in &scans {
+                    let field = StrRef { offset, len };
                     for &pattern in matches.ids() {
-                        for index in self.artifact.list(self.keywords.postings(pattern))?.iter() {
-                            let r = self.artifact.rule(index as usize)?;
-                            if events_mask(&r) & bit != 0 && r.str_ref(rule::FIELD_S) == *field {
+                        for index in self.list(effort, self.keywords.postings(pattern))?.iter() {
+                            let r = self.rule(effort, index as usize)?;
+                            if events_mask(&r) & bit != 0 && r.str_ref(rule::FIELD_S) == field {
                                 set.insert(index);
                             }
                         }
@@ -603,38 +648,100 @@ impl<'a> Engine<'a> {
                 set
             }
         };
-        Ok(Scan { scans, candidates, mode })
+        Ok(Scan { scans, regex_matched: RefCell::default(), candidates, mode, effort: scan_effort })
     }
 
     /// The texts a rule reading `field` reads.
+    /// Costs its texts: each rule that reads a text pays for making it.
     fn texts<'p>(
         &self,
+        effort: &Effort,
         facts: &Facts<'p>,
         field: StrRef,
     ) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
-        let path = self.artifact.str(field)?;
-        Ok(if path.is_empty() {
+        let path = self.str(effort, field)?;
+        let texts = if path.is_empty() {
             default_text(facts.kind, facts.payload)
         } else {
             field_text(facts.payload, path).into_iter().collect()
-        })
+        };
+        for text in &texts {
+            effort.read(text.len())?;
+        }
+        Ok(texts)
     }
 
-    fn strings(&self, words: &Words<'a>, slot: usize) -> Result<Vec<&'a str>, ArtifactError> {
-        let list = self.artifact.list(words.list_ref(slot))?;
+    /// A fresh allowance for one evaluation of this artifact.
+    fn effort(&self) -> Effort {
+        Effort::for_artifact(self.artifact.bytes().len())
+    }
+
+    /// List `r`, paid for word by word.
+    fn list(&self, effort: &Effort, r: ListRef) -> Result<Words<'a>, ArtifactError> {
+        effort.spend(1 + u64::from(r.len))?;
+        self.artifact.list(r)
+    }
+
+    /// String `r`, paid for by its length (strings are stored once however often they are
+    /// named, so a crafted artifact can name a long one many times).
+    fn str(&self, effort: &Effort, r: StrRef) -> Result<&'a str, ArtifactError> {
+        effort.read(r.len as usize)?;
+        self.artifact.str(r)
+    }
+
+    /// The matchers list `r` names, each once: a rule runs each automaton at most once per
+    /// text, however often a crafted list repeats it.
+    fn matcher_list(&self, effort: &Effort, r: ListRef) -> Result<Vec<u32>, ArtifactError> {
+        let mut indices: Vec<u32> = self.list(effort, r)?.iter().collect();
+        let n = indices.len() as u64;
+        effort.spend(n * u64::from(n.max(1).ilog2()))?;
+        indices.sort_unstable();
+        indices.dedup();
+        Ok(indices)
+    }
+
+    /// String `r`, copied: paid for by its length, in work and in what the evaluation keeps.
+    fn kept(&self, effort: &Effort, r: StrRef) -> Result<String, ArtifactError> {
+        effort.keep(r.len as usize)?;
+        self.artifact.str(r).map(str::to_owned)
+    }
+
+    fn optional_kept(
+        &self,
+        effort: &Effort,
+        words: &Words<'a>,
+        slot: usize,
+    ) -> Result<Option<String>, ArtifactError> {
+        let r = words.str_ref(slot);
+        Ok(if r.len == 0 { None } else { Some(self.kept(effort, r)?) })
+    }
+
+    fn rule(&self, effort: &Effort, index: usize) -> Result<Words<'a>, ArtifactError> {
+        effort.spend(1)?;
+        self.artifact.rule(index)
+    }
+
+    fn strings(
+        &self,
+        effort: &Effort,
+        words: &Words<'a>,
+        slot: usize,
+    ) -> Result<Vec<&'a str>, ArtifactError> {
+        let list = self.list(effort, words.list_ref(slot))?;
         let words: Vec<u32> = list.iter().collect();
         words
             .chunks_exact(2)
-            .map(|p| self.artifact.str(StrRef { offset: p[0], len: p[1] }))
+            .map(|p| self.str(effort, StrRef { offset: p[0], len: p[1] }))
             .collect()
     }
 
     fn optional_str(
         &self,
+        effort: &Effort,
         words: &Words<'a>,
         slot: usize,
     ) -> Result<Option<&'a str>, ArtifactError> {
-        let text = self.artifact.str(words.str_ref(slot))?;
+        let text = self.str(effort, words.str_ref(slot))?;
         Ok((!text.is_empty()).then_some(text))
     }
 
@@ -644,10 +751,11 @@ impl<'a> Engine<'a> {
     #[allow(clippy::too_many_lines, reason = "one block per condition of the rule language")]
     fn check(
         &self,
+        effort: &Effort,
         r: &Words<'a>,
         facts: &Facts<'_>,
         state: Option<&SessionState>,
-        scans: &[(StrRef, KeywordMatches)],
+        scan: &Scan,
         explain: bool,
     ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
         let miss = |key: &'static str, detail: &dyn Fn() -> String| {
@@ -656,34 +764,34 @@ impl<'a> Engine<'a> {
         let payload = facts.payload;
         let tool = payload.get("tool_name").and_then(Value::as_str).unwrap_or("");
 
-        let names = self.strings(r, rule::TOOL_NAMES_L)?;
+        let names = self.strings(effort, r, rule::TOOL_NAMES_L)?;
         if !names.is_empty() && !names.contains(&tool) {
             return miss("tool", &|| format!("tool is `{tool}`, not one of {}", quoted(&names)));
         }
         let tool_regex = r.get(rule::TOOL_REGEX);
-        if tool_regex != 0 && !self.regex(tool_regex - 1, tool)? {
+        if tool_regex != 0 && !self.regex(effort, tool_regex - 1, tool)? {
             return miss("tool", &|| format!("tool `{tool}` does not match the tool regex"));
         }
 
-        let includes: Vec<u32> = self.artifact.list(r.list_ref(rule::PATHS_L))?.iter().collect();
-        let excludes: Vec<u32> =
-            self.artifact.list(r.list_ref(rule::PATHS_EXCLUDED_L))?.iter().collect();
+        let includes = self.matcher_list(effort, r.list_ref(rule::PATHS_L))?;
+        let excludes = self.matcher_list(effort, r.list_ref(rule::PATHS_EXCLUDED_L))?;
         if !includes.is_empty() || !excludes.is_empty() {
             let Some(path) = tool_path(payload, facts.project_root) else {
                 return miss("paths", &|| "the tool call names no file path".to_owned());
             };
-            if !includes.is_empty() && !self.any_glob(&includes, &path)? {
+            if !includes.is_empty() && !self.any_glob(effort, &includes, &path)? {
                 return miss("paths", &|| format!("`{path}` matches none of the globs"));
             }
-            if !excludes.is_empty() && self.any_glob(&excludes, &path)? {
+            if !excludes.is_empty() && self.any_glob(effort, &excludes, &path)? {
                 return miss("paths", &|| format!("`{path}` is excluded by a `!` glob"));
             }
         }
 
-        let fields: Vec<u32> = self.artifact.list(r.list_ref(rule::FIELDS_L))?.iter().collect();
+        let fields: Vec<u32> = self.list(effort, r.list_ref(rule::FIELDS_L))?.iter().collect();
         for entry in fields.chunks_exact(4) {
-            let path = self.artifact.str(StrRef { offset: entry[0], len: entry[1] })?;
-            let values = self.artifact.str(StrRef { offset: entry[2], len: entry[3] })?;
+            let path = self.str(effort, StrRef { offset: entry[0], len: entry[1] })?;
+            let values = self.str(effort, StrRef { offset: entry[2], len: entry[3] })?;
+            effort.parse(values.len())?;
             let values: Vec<Value> = serde_json::from_str(values)
                 .map_err(|_| ArtifactError::Malformed("field values"))?;
             let actual = lookup(payload, path);
@@ -695,7 +803,7 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let stars = self.strings(r, rule::STAR_L)?;
+        let stars = self.strings(effort, r, rule::STAR_L)?;
         if !stars.is_empty() {
             let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
             let found = star_commands(prompt);
@@ -709,7 +817,7 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let modes = self.strings(r, rule::PERMISSION_MODE_L)?;
+        let modes = self.strings(effort, r, rule::PERMISSION_MODE_L)?;
         let mode = payload.get("permission_mode").and_then(Value::as_str).unwrap_or("");
         if !modes.is_empty() && !modes.contains(&mode) {
             return miss("permission_mode", &|| {
@@ -718,7 +826,7 @@ impl<'a> Engine<'a> {
         }
 
         if let Some(state) = state
-            && let Err(miss) = self.check_state(r, facts, state, explain)?
+            && let Err(miss) = self.check_state(effort, r, facts, state, explain)?
         {
             return Ok(Err(miss));
         }
@@ -729,35 +837,52 @@ impl<'a> Engine<'a> {
         if has_terms {
             let field = r.str_ref(rule::FIELD_S);
             let empty = KeywordMatches::default();
-            let found = scans.iter().find(|(f, _)| *f == field).map_or(&empty, |(_, m)| m);
+            let found = scan.scans.get(&(field.offset, field.len)).unwrap_or(&empty);
             let keywords: Vec<u32> =
-                self.artifact.list(r.list_ref(rule::KEYWORDS_L))?.iter().collect();
+                self.list(effort, r.list_ref(rule::KEYWORDS_L))?.iter().collect();
             if !keywords.is_empty() && !keywords.iter().any(|&k| found.contains(k)) {
                 return miss("keywords", &|| "none of the keywords occurs in the text".to_owned());
             }
-            let all = self.artifact.list(r.list_ref(rule::KEYWORDS_ALL_L))?;
+            let all = self.list(effort, r.list_ref(rule::KEYWORDS_ALL_L))?;
             if all.iter().any(|k| !found.contains(k)) {
                 return miss("keywords_all", &|| {
                     "not every term of `keywords_all` occurs in the text".to_owned()
                 });
             }
-            let vetoes = self.artifact.list(r.list_ref(rule::EXCLUDE_L))?;
+            let vetoes = self.list(effort, r.list_ref(rule::EXCLUDE_L))?;
             if vetoes.iter().any(|k| found.contains(k)) {
                 return miss("exclude", &|| "an `exclude` term occurs in the text".to_owned());
             }
         }
 
-        let regexes: Vec<u32> = self.artifact.list(r.list_ref(rule::REGEX_L))?.iter().collect();
+        let regexes = self.matcher_list(effort, r.list_ref(rule::REGEX_L))?;
         if !regexes.is_empty() {
             let field = r.str_ref(rule::FIELD_S);
-            let texts = self.texts(facts, field)?;
+            let mut texts = None;
             let mut matched = false;
-            'outer: for text in &texts {
-                for &index in &regexes {
-                    if self.regex(index, text)? {
-                        matched = true;
-                        break 'outer;
+            for &index in &regexes {
+                let key = (index, field.offset, field.len);
+                let known = scan.regex_matched.borrow().get(&key).copied();
+                let found = match known {
+                    Some(found) => found,
+                    None => {
+                        if texts.is_none() {
+                            texts = Some(self.texts(effort, facts, field)?);
+                        }
+                        let mut found = false;
+                        for text in texts.iter().flatten() {
+                            if self.regex(effort, index, text)? {
+                                found = true;
+                                break;
+                            }
+                        }
+                        scan.regex_matched.borrow_mut().insert(key, found);
+                        found
                     }
+                };
+                if found {
+                    matched = true;
+                    break;
                 }
             }
             if !matched {
@@ -766,8 +891,11 @@ impl<'a> Engine<'a> {
         }
 
         if r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0 {
-            let config = self.memory_config()?;
-            let texts = self.texts(facts, r.str_ref(rule::FIELD_S))?;
+            let config = self.memory_config_with(effort)?;
+            let texts = self.texts(effort, facts, r.str_ref(rule::FIELD_S))?;
+            for text in &texts {
+                effort.scan(text.len())?;
+            }
             if !texts.iter().any(|text| memory::has_marker(text, &config)) {
                 return miss("capture", &|| "the text has no memory marker".to_owned());
             }
@@ -789,6 +917,7 @@ impl<'a> Engine<'a> {
     /// The conditions on the session state, the bracket and `once`.
     fn check_state(
         &self,
+        effort: &Effort,
         r: &Words<'a>,
         facts: &Facts<'_>,
         state: &SessionState,
@@ -802,7 +931,7 @@ impl<'a> Engine<'a> {
             ("workflow", rule::WORKFLOW_L, &state.workflow),
             ("task", rule::TASK_L, &state.task),
         ] {
-            let wanted = self.strings(r, slot)?;
+            let wanted = self.strings(effort, r, slot)?;
             if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
                 return miss(key, &|| {
                     format!(
@@ -813,11 +942,11 @@ impl<'a> Engine<'a> {
                 });
             }
         }
-        let flags = self.strings(r, rule::FLAGS_L)?;
+        let flags = self.strings(effort, r, rule::FLAGS_L)?;
         if let Some(flag) = flags.iter().find(|f| !state.flags.contains(**f)) {
             return miss("flags", &|| format!("flag `{flag}` is not set"));
         }
-        let not_flags = self.strings(r, rule::NOT_FLAGS_L)?;
+        let not_flags = self.strings(effort, r, rule::NOT_FLAGS_L)?;
         if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
             return miss("not_flags", &|| format!("flag `{flag}` is set"));
         }
@@ -834,7 +963,7 @@ impl<'a> Engine<'a> {
 
         let once = r.get(rule::KINDS).to_le_bytes()[2];
         if once != 0 {
-            let id = self.artifact.str(r.str_ref(rule::ID_S))?;
+            let id = self.str(effort, r.str_ref(rule::ID_S))?;
             if state.already_injected(id, once) {
                 return miss("once", &|| {
                     if once == once::SESSION {
@@ -849,20 +978,25 @@ impl<'a> Engine<'a> {
         Ok(Ok(()))
     }
 
-    fn any_glob(&self, globs: &[u32], path: &str) -> Result<bool, ArtifactError> {
+    fn any_glob(&self, effort: &Effort, globs: &[u32], path: &str) -> Result<bool, ArtifactError> {
         for &glob in globs {
-            if self.globs.glob_matches(glob, path)? {
+            if self.globs.glob_matches(glob, path, effort)? {
                 return Ok(true);
             }
         }
         Ok(false)
     }
 
-    fn regex(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
-        self.regexes.regex_matches(index, text)
+    fn regex(&self, effort: &Effort, index: u32, text: &str) -> Result<bool, ArtifactError> {
+        self.regexes.regex_matches(index, text, effort)
     }
 
-    fn apply(&self, r: &Words<'a>, state: &mut SessionState) -> Result<(), ArtifactError> {
+    fn apply(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        state: &mut SessionState,
+    ) -> Result<(), ArtifactError> {
         let unset = r.get(rule::UNSET);
         if unset & 1 != 0 {
             state.agent = None;
@@ -873,25 +1007,32 @@ impl<'a> Engine<'a> {
         if unset & 4 != 0 {
             state.task = None;
         }
-        for flag in self.strings(r, rule::UNSET_FLAGS_L)? {
+        for flag in self.strings(effort, r, rule::UNSET_FLAGS_L)? {
             state.flags.remove(flag);
         }
-        if let Some(agent) = self.optional_str(r, rule::SET_AGENT_S)? {
-            state.agent = Some(agent.to_owned());
+        if let Some(agent) = self.optional_kept(effort, r, rule::SET_AGENT_S)? {
+            state.agent = Some(agent);
         }
-        if let Some(workflow) = self.optional_str(r, rule::SET_WORKFLOW_S)? {
-            state.workflow = Some(workflow.to_owned());
+        if let Some(workflow) = self.optional_kept(effort, r, rule::SET_WORKFLOW_S)? {
+            state.workflow = Some(workflow);
         }
-        if let Some(task) = self.optional_str(r, rule::SET_TASK_S)? {
-            state.task = Some(task.to_owned());
+        if let Some(task) = self.optional_kept(effort, r, rule::SET_TASK_S)? {
+            state.task = Some(task);
         }
-        for flag in self.strings(r, rule::SET_FLAGS_L)? {
+        for flag in self.strings(effort, r, rule::SET_FLAGS_L)? {
+            effort.keep(flag.len())?;
             state.flags.insert(flag.to_owned());
         }
         Ok(())
     }
 
-    fn fired(&self, index: u32, r: &Words<'a>, facts: &Facts<'_>) -> Result<Fired, ArtifactError> {
+    fn fired(
+        &self,
+        effort: &Effort,
+        index: u32,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+    ) -> Result<Fired, ArtifactError> {
         let kinds = r.get(rule::KINDS);
         let flags = r.get(rule::FLAGS);
         let recall = if flags & flag::RECALL == 0 {
@@ -911,14 +1052,14 @@ impl<'a> Engine<'a> {
         };
         Ok(Fired {
             index,
-            id: self.artifact.str(r.str_ref(rule::ID_S))?.to_owned(),
+            id: self.kept(effort, r.str_ref(rule::ID_S))?,
             layer: kinds.to_le_bytes()[0],
             priority: r.get(rule::PRIORITY).cast_signed(),
             pinned: flags & flag::PINNED != 0,
-            context: self.optional_str(r, rule::CONTEXT_S)?.map(str::to_owned),
+            context: self.optional_kept(effort, r, rule::CONTEXT_S)?,
             decision: Decision::from_code(kinds.to_le_bytes()[1]),
-            reason: self.optional_str(r, rule::REASON_S)?.map(str::to_owned),
-            message: self.optional_str(r, rule::MESSAGE_S)?.map(str::to_owned),
+            reason: self.optional_kept(effort, r, rule::REASON_S)?,
+            message: self.optional_kept(effort, r, rule::MESSAGE_S)?,
             once: kinds.to_le_bytes()[2],
             recall,
         })

@@ -26,6 +26,7 @@
 //! a search have a budget linear in the text. A damaged automaton finds wrong terms; it never
 //! loops, allocates by what it claims, reads out of bounds or panics.
 
+use super::effort::Effort;
 use super::format::keywords::{
     BOUNDARY_END, BOUNDARY_START, HEADER, NONE, PATTERN_LEN, ROOT, STATE_LEN,
 };
@@ -103,17 +104,29 @@ impl<'a> Keywords<'a> {
     }
 
     /// Adds to `matches` every term that occurs in `text` at word boundaries.
-    pub fn find(&self, text: &str, matches: &mut KeywordMatches) {
+    ///
+    /// # Errors
+    ///
+    /// When `effort` runs out: the search costs its text, its bitset and its dictionary steps.
+    pub fn find(
+        &self,
+        text: &str,
+        matches: &mut KeywordMatches,
+        effort: &Effort,
+    ) -> Result<(), ArtifactError> {
         if self.patterns == 0 {
-            return;
+            return Ok(());
         }
         let bytes = text.as_bytes();
+        effort.scan(bytes.len())?;
+        effort.spend(self.patterns.div_ceil(64) as u64)?;
         // Each term is kept once, whatever the number of its occurrences; the bitset is sized
         // by the terms, which the section's length bounds.
         let mut seen = vec![0u64; self.patterns.div_ceil(64)];
         // Dictionary steps allowed: far more than any real automaton takes (a chain is as long
         // as the terms that end at one place), far fewer than a crafted one could ask for.
-        let mut budget = bytes.len().saturating_mul(DICT_STEPS_PER_BYTE).saturating_add(DICT_STEPS);
+        let allowed = bytes.len().saturating_mul(DICT_STEPS_PER_BYTE).saturating_add(DICT_STEPS);
+        let mut budget = allowed;
         let mut state = 0;
         for (at, &byte) in bytes.iter().enumerate() {
             state = self.next(state, byte.to_ascii_lowercase());
@@ -138,6 +151,7 @@ impl<'a> Keywords<'a> {
         }
         matches.ids.sort_unstable();
         matches.ids.dedup();
+        effort.spend((allowed - budget) as u64)
     }
 
     /// The state after `byte` in `state` (the module's notes say why this ends).

@@ -7,6 +7,7 @@ use regex_automata::dfa::Automaton;
 use regex_automata::dfa::sparse::DFA;
 use regex_automata::{Anchored, Input};
 
+use super::effort::Effort;
 use super::reader::{ArtifactError, word};
 
 /// Words per matcher entry: DFA offset, DFA length, flags, source offset, source length.
@@ -56,9 +57,16 @@ impl<'a> Matchers<'a> {
     ///
     /// # Errors
     ///
-    /// When the matcher is damaged.
-    pub fn glob_matches(&self, index: u32, path: &str) -> Result<bool, ArtifactError> {
-        let dfa = self.dfa(index)?.ok_or(ArtifactError::Malformed("glob without automaton"))?;
+    /// When the matcher is damaged, or `effort` runs out.
+    pub fn glob_matches(
+        &self,
+        index: u32,
+        path: &str,
+        effort: &Effort,
+    ) -> Result<bool, ArtifactError> {
+        effort.scan(path.len())?;
+        let dfa =
+            self.dfa(index, effort)?.ok_or(ArtifactError::Malformed("glob without automaton"))?;
         let input = Input::new(path).anchored(Anchored::Yes);
         match dfa.try_search_fwd(&input) {
             Ok(found) => Ok(found.is_some()),
@@ -71,25 +79,38 @@ impl<'a> Matchers<'a> {
     ///
     /// # Errors
     ///
-    /// When the matcher is damaged.
-    pub fn regex_matches(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
-        let dfa = self.dfa(index)?.ok_or(ArtifactError::Malformed("regex without automaton"))?;
+    /// When the matcher is damaged, or `effort` runs out.
+    pub fn regex_matches(
+        &self,
+        index: u32,
+        text: &str,
+        effort: &Effort,
+    ) -> Result<bool, ArtifactError> {
+        effort.scan(text.len())?;
+        let dfa =
+            self.dfa(index, effort)?.ok_or(ArtifactError::Malformed("regex without automaton"))?;
         match dfa.try_search_fwd(&Input::new(text)) {
             Ok(found) => Ok(found.is_some()),
             Err(_) => Err(ArtifactError::Malformed("regex automaton gave up")),
         }
     }
 
-    fn dfa(&self, index: u32) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
+    fn dfa(&self, index: u32, effort: &Effort) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
         if let Some(dfa) = self.read.borrow().get(&index) {
             return Ok(dfa.clone());
         }
-        let dfa = self.read_dfa(index)?;
+        let dfa = self.read_dfa(index, effort)?;
         self.read.borrow_mut().insert(index, dfa.clone());
         Ok(dfa)
     }
 
-    fn read_dfa(&self, index: u32) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
+    /// Reads and validates automaton `index`: that costs its length (entries may share one
+    /// automaton, so a crafted table can ask for it many times over).
+    fn read_dfa(
+        &self,
+        index: u32,
+        effort: &Effort,
+    ) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
         if index as usize >= self.count {
             return Err(ArtifactError::Malformed("matcher index"));
         }
@@ -104,6 +125,7 @@ impl<'a> Matchers<'a> {
             .section
             .get(start..start + len)
             .ok_or(ArtifactError::Malformed("matcher bounds"))?;
+        effort.read(len)?;
         let (dfa, _) =
             DFA::from_bytes(bytes).map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
         Ok(Some(dfa))

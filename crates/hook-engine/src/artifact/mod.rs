@@ -13,6 +13,7 @@
 //!                     regexes, sources, settings
 //! ```
 
+mod effort;
 pub mod format;
 mod keywords;
 mod load;
@@ -21,6 +22,7 @@ mod reader;
 pub mod sources;
 
 pub use crate::bounded::AlignedBytes;
+pub use effort::Effort;
 pub use keywords::{KeywordMatches, Keywords, is_word_char};
 pub use load::{ArtifactBytes, COPY_LIMIT, Loaded, MAX_ARTIFACT_BYTES, load, stamp, stamp_path};
 pub use matchers::Matchers;

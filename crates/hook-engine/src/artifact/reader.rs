@@ -31,6 +31,9 @@ pub enum ArtifactError {
     },
     /// The section table, or a reference inside a section, points outside the file.
     Malformed(&'static str),
+    /// Evaluating it asked for more work than any compiled pack of its size needs: its
+    /// references repeat what they point at beyond reason ([`super::Effort`]).
+    Effort,
 }
 
 impl fmt::Display for ArtifactError {
@@ -47,6 +50,9 @@ impl fmt::Display for ArtifactError {
                 write!(f, "artifact is corrupt (CRC {found:08x}, expected {expected:08x})")
             }
             ArtifactError::Malformed(what) => write!(f, "artifact is malformed ({what})"),
+            ArtifactError::Effort => f.write_str(
+                "artifact is malformed (its rules ask for far more work than any compiled pack)",
+            ),
         }
     }
 }

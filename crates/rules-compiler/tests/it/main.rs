@@ -5,6 +5,7 @@ mod artifact;
 mod crafted;
 mod diagnostics;
 mod differential;
+mod effort;
 mod hostile;
 mod pack_tests;
 mod scopes;
