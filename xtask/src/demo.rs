@@ -100,11 +100,19 @@ fn session(bin_dir: &Path, dir: &Path) -> anyhow::Result<()> {
             tests += 1;
         }
     }
-    let compiled = compile(&loaded.rules(), &loaded.config.settings(), &loaded.sources)
-        .map_err(anyhow::Error::msg)?;
-    let artifact = dir.join(".claude/hookpack/compiled/rules.hpk");
-    std::fs::create_dir_all(artifact.parent().context("artifact folder")?)?;
-    std::fs::write(&artifact, &compiled.bytes)?;
+    let rules = loaded.rules();
+    let compiled =
+        compile(&rules, &loaded.config.settings(), &loaded.sources).map_err(anyhow::Error::msg)?;
+    // Written as `hookpack compile` writes it: hooks answer only from an artifact whose stamp
+    // says it was compiled here.
+    let compiled_dir = dir.join(".claude/hookpack/compiled");
+    std::fs::create_dir_all(&compiled_dir)?;
+    hook_runtime::write_compiled(
+        &hook_runtime::confined::ConfinedDir::trusting(&compiled_dir),
+        "rules.hpk",
+        &compiled.bytes,
+        &rules_compiler::fail_closed_list(&rules),
+    )?;
     let names: Vec<&str> = loaded.packs.iter().map(|(_, p)| p.name.as_str()).collect();
     println!(
         "   packs {}: {} rules, {tests} pack tests passed, {} bytes compiled\n",

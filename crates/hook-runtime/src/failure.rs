@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::respond::{Answer, Answered};
 use crate::rules::{announce, first_time};
 use crate::state::Store;
-use crate::{Env, Installation};
+use crate::{ARTIFACT_PATH, Env, Installation};
 
 /// The file beside the artifact that lists the tools rules marked `fail = "closed"` cover:
 /// one line per rule, `<pack/rule> <Tool>|<Tool>…`, or `<pack/rule> *` for every tool. It is
@@ -86,8 +86,7 @@ pub(crate) fn handle(
 
     let mut denied = None;
     if kind == EventKind::PreToolUse && answer.output.is_none() {
-        let list = installation.artifact_path(env).with_file_name(FAIL_CLOSED_FILE);
-        let rules = covering(&list, tool);
+        let rules = fail_closed_rules(installation, env, tool);
         if !rules.is_empty() {
             let tool = tool.unwrap_or("this tool");
             let mut output = HookOutput::empty(kind);
@@ -148,6 +147,21 @@ pub(crate) fn handle(
         let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
         announce(output, format!("hookpack: {note}; {told}."));
     }
+}
+
+/// The fail-closed rules that cover `tool`: those of the installation's list and, in a project,
+/// those of the user's own list (written by `hookpack compile --user`). A project's files cannot
+/// take the user's guards away: its list (or its missing artifact) only adds to them.
+fn fail_closed_rules(installation: &Installation, env: &Env, tool: Option<&str>) -> Vec<String> {
+    let mut lists = vec![installation.artifact_path(env).with_file_name(FAIL_CLOSED_FILE)];
+    if let Installation::Project { .. } = installation
+        && let Some(user) = env.user_config_dir()
+    {
+        lists.push(user.join(ARTIFACT_PATH).with_file_name(FAIL_CLOSED_FILE));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let all = lists.iter().flat_map(|list| covering(list, tool));
+    all.filter(|rule| seen.insert(rule.clone())).collect()
 }
 
 /// The most a fail-closed list is read of: one line per rule.

@@ -19,6 +19,7 @@
 //! assert!(stdout.is_empty(), "no hookpack here: the hook stays silent");
 //! ```
 
+mod compiled;
 pub mod confined;
 mod env;
 mod exit;
@@ -37,6 +38,7 @@ use std::process::ExitCode;
 
 use hook_model::{EventKind, HookInput, InputError};
 
+pub use compiled::write_compiled;
 pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
 pub use failure::FAIL_CLOSED_FILE;

@@ -42,6 +42,9 @@ pub(crate) fn answer(
         Err(Unusable::Invalid(err)) => {
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
         }
+        Err(err @ Unusable::NotCompiledHere) => {
+            return Answer::note(format!("{}: {err}; run `hookpack compile`", path.display()));
+        }
     };
     let artifact = match Artifact::parse(bytes.as_slice()) {
         Ok(artifact) => artifact,
@@ -352,6 +355,10 @@ pub enum Unusable {
     Unreadable(std::io::Error),
     /// It was read but does not hold: truncated, another format, a wrong CRC.
     Invalid(ArtifactError),
+    /// It holds, but `hookpack compile` did not write it here: no stamp beside it matches it.
+    /// A committed or copied artifact may lack the user's own packs, their guards included, so
+    /// hooks never answer from one (reference §5).
+    NotCompiledHere,
 }
 
 impl std::fmt::Display for Unusable {
@@ -360,14 +367,19 @@ impl std::fmt::Display for Unusable {
             Unusable::Missing => f.write_str("there are no compiled rules"),
             Unusable::Unreadable(err) => write!(f, "cannot be read ({err})"),
             Unusable::Invalid(err) => err.fmt(f),
+            Unusable::NotCompiledHere => f.write_str(
+                "not compiled on this machine (no stamp of `hookpack compile` matches it: \
+                 hooks never answer from a committed or copied artifact)",
+            ),
         }
     }
 }
 
 /// Reads the artifact at `path` and checks its header and its CRC, over the whole file, before
 /// anything in it is used (a large one that the compiler's stamp vouches for is mapped and not
-/// checked again: `artifact::load`). A copy that does not hold is read once more: the compiler replaces
-/// the file by a rename, but another program (`cp`) may be rewriting it in place.
+/// checked again: `artifact::load`), then that `hookpack compile` wrote it there (its stamp).
+/// A copy that does not hold is read once more: the compiler replaces the file by a rename, but
+/// another program (`cp`) may be rewriting it in place.
 ///
 /// # Errors
 ///
@@ -383,6 +395,9 @@ pub fn load(path: &Path) -> Result<ArtifactBytes, Unusable> {
         let checked =
             if loaded.vouched { parsed.map(drop) } else { parsed.and_then(|a| a.verify()) };
         checked.map_err(Unusable::Invalid)?;
+        if !loaded.stamped {
+            return Err(Unusable::NotCompiledHere);
+        }
         Ok(loaded.bytes)
     };
     match attempt() {

@@ -125,28 +125,8 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         }
     }
     .with_context(|| format!("writing {}", path.display()))?;
-    let write = |name: &str, bytes: &[u8]| {
-        dir.replace(name, bytes, true)
-            .with_context(|| format!("writing {}", dir.path().join(name).display()))
-    };
-    write(&name, &compiled.bytes)?;
-    // The stamp that lets hooks map a large artifact without checking its CRC again: the file
-    // as it is now, after the rename (`hook_engine::artifact::load`).
-    let stamp_name = format!("{name}.ok");
-    let written = std::fs::symlink_metadata(dir.path().join(&name))
-        .with_context(|| format!("reading back {}", path.display()))?;
-    let crc = hook_engine::artifact::checksum(&compiled.bytes);
-    write(&stamp_name, hook_engine::artifact::stamp(&written, crc).as_bytes())?;
-    // Earlier versions staged their stamp under this name; a link planted there goes.
-    let _ = dir.remove(&format!("{name}.ok.tmp"));
-    // The tools `fail = "closed"` rules cover, kept apart from the artifact so that a hook can
-    // still deny them when the artifact is damaged.
-    let list = fail_closed_list(&rules);
-    if list.is_empty() {
-        let _ = dir.remove(hook_runtime::FAIL_CLOSED_FILE);
-    } else {
-        write(hook_runtime::FAIL_CLOSED_FILE, list.as_bytes())?;
-    }
+    hook_runtime::write_compiled(&dir, &name, &compiled.bytes, &fail_closed_list(&rules))
+        .with_context(|| format!("writing {}", path.display()))?;
     println!(
         "compiled {} rules ({} keywords, {} globs, {} regexes) from {} packs into {} ({} bytes) in {} ms",
         compiled.rules,

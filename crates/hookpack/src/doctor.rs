@@ -145,6 +145,7 @@ fn artifact(
                 Unusable::Missing => "missing: no compiled rules".to_owned(),
                 Unusable::Unreadable(err) => format!("cannot be read ({err})"),
                 Unusable::Invalid(err) => err.to_string(),
+                err @ Unusable::NotCompiledHere => err.to_string(),
             };
             let check = Check::new("artifact", Status::Problem, format!("{}: {what}", show(path)))
                 .fix(format!("{fix}; hooks answer without their rules until then"));

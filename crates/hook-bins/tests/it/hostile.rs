@@ -13,6 +13,8 @@ use std::time::Duration;
 use hook_engine::artifact::checksum;
 use hook_engine::artifact::format::{HEADER_LEN, SECTION_ENTRY_LEN, Section, header, keywords};
 use hook_model::EventKind;
+use hook_runtime::FAIL_CLOSED_FILE;
+use hook_runtime::confined::ConfinedDir;
 use rules_compiler::{Layout, compile, load};
 use serde_json::{Value, json};
 
@@ -63,8 +65,12 @@ fn artifact_path(root: &Path) -> PathBuf {
     root.join(".claude/hookpack/compiled/rules.hpk")
 }
 
+/// Writes `bytes` as the artifact as `hookpack compile` does (with its stamp, so hooks take it
+/// for compiled here) and keeps the fail-closed list.
 fn write_artifact(root: &Path, bytes: &[u8]) {
-    std::fs::write(artifact_path(root), bytes).unwrap();
+    let dir = ConfinedDir::trusting(&root.join(".claude/hookpack/compiled"));
+    let list = std::fs::read_to_string(dir.path().join(FAIL_CLOSED_FILE)).unwrap_or_default();
+    hook_runtime::write_compiled(&dir, "rules.hpk", bytes, &list).unwrap();
 }
 
 /// Runs the hook of `kind` on `payload` in `root`, killing it after `limit`.
@@ -154,7 +160,9 @@ fn a_planted_stamp_symlink_is_never_written_through() {
     let victim = root.join("outside/bashrc");
     std::fs::write(&victim, "export PATH=/usr/bin\n").unwrap();
     for name in ["rules.hpk.ok.tmp", "rules.hpk.ok"] {
-        symlink(&victim, root.join(".claude/hookpack/compiled").join(name)).unwrap();
+        let at = root.join(".claude/hookpack/compiled").join(name);
+        let _ = std::fs::remove_file(&at);
+        symlink(&victim, at).unwrap();
     }
     let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf /"), LIMIT));
     assert_eq!(decision(&denied), Some("deny"));
@@ -404,7 +412,7 @@ fn every_event(root: &Path, artifact: Option<&Path>) {
         let _ = std::fs::write(artifact, b"broken");
         events(root);
         if let Some(good) = good {
-            std::fs::write(artifact, good).unwrap();
+            write_artifact(root, &good);
         }
     }
 }
@@ -433,6 +441,7 @@ fn nothing_is_written_outside_through_any_planted_symlink() {
         std::fs::write(&victim, b"the user's file").unwrap();
         let at = dir.join(plant);
         std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&at);
         symlink(if *folder { &outside } else { &victim }, &at).unwrap();
         // A changed pack makes the artifact stale: a notice to write.
         let pack = dir.join("packs/guard.toml");
@@ -492,4 +501,77 @@ fn unreadable_stdin_is_denied_by_guards_of_every_tool() {
     let root = project("unreadable-stdin-bash", GUARD);
     let output = run_raw(&root, EventKind::PreToolUse, b"{not json", LIMIT);
     assert_eq!(decision(&answer(&output)), None);
+}
+
+#[test]
+fn a_committed_artifact_cannot_drop_the_users_own_guards() {
+    // The user's own guard, compiled for the user (`hookpack compile --user`).
+    const USER_GUARD: &str = r#"[pack]
+name = "mine"
+
+[[rule]]
+id = "no-rm-home"
+on = "PreToolUse"
+tool = "Bash"
+regex = ['\brm\s+-rf\s+~']
+decision = "deny"
+fail = "closed"
+reason = "Never delete the home folder."
+"#;
+    let root = project("committed-artifact", GUARD);
+    let user = root.join("user/hookpack");
+    std::fs::create_dir_all(user.join("packs")).unwrap();
+    std::fs::write(user.join("packs/mine.toml"), USER_GUARD).unwrap();
+    let loaded = load(&Layout { project: None, user: Some(user.clone()) }, &[]);
+    assert!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
+    let rules = loaded.rules();
+    let bytes = compile(&rules, &loaded.config.settings(), &loaded.sources).unwrap().bytes;
+    std::fs::create_dir_all(user.join("compiled")).unwrap();
+    let list = rules_compiler::fail_closed_list(&rules);
+    hook_runtime::write_compiled(
+        &ConfinedDir::trusting(&user.join("compiled")),
+        "rules.hpk",
+        &bytes,
+        &list,
+    )
+    .unwrap();
+
+    // Compiled here, with the user's packs: the user's guard holds in the project.
+    std::fs::write(root.join(".claude/hookpack/compiled/fail-closed.txt"), "").unwrap();
+    write_artifact(&root, &compiled(&root));
+    let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf ~"), LIMIT));
+    assert_eq!(decision(&denied), Some("deny"), "{denied}");
+
+    // The repository commits an artifact compiled elsewhere without them, with the stamp from
+    // there and no fail-closed list: it is not used, and the user's guard still denies.
+    let elsewhere = root.join("outside/elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let without_user = {
+        let layout = Layout { project: Some(root.clone()), user: None };
+        let loaded = load(&layout, &[]);
+        compile(&loaded.rules(), &loaded.config.settings(), &loaded.sources).unwrap().bytes
+    };
+    hook_runtime::write_compiled(
+        &ConfinedDir::trusting(&elsewhere),
+        "rules.hpk",
+        &without_user,
+        "",
+    )
+    .unwrap();
+    let compiled_dir = root.join(".claude/hookpack/compiled");
+    for name in ["rules.hpk", "rules.hpk.ok"] {
+        std::fs::copy(elsewhere.join(name), compiled_dir.join(name)).unwrap();
+    }
+    std::fs::remove_file(compiled_dir.join(FAIL_CLOSED_FILE)).unwrap();
+    let output = run(&root, EventKind::PreToolUse, &bash("rm -rf ~"), LIMIT);
+    let denied = answer(&output);
+    assert_eq!(decision(&denied), Some("deny"), "{denied}");
+    let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("mine/no-rm-home"), "{reason}");
+    assert!(reason.contains("not compiled on this machine"), "{reason}");
+    assert!(reason.contains("hookpack compile --project"), "{reason}");
+    // The project's own rules are not in force either: nothing answers from that artifact.
+    let prompt =
+        answer(&run(&root, EventKind::UserPromptSubmit, &json!({"prompt": "postgres"}), LIMIT));
+    assert!(!prompt.to_string().contains("db/migrations"), "{prompt}");
 }

@@ -31,9 +31,12 @@ fn project(name: &str, config: &str, packs: &[(&str, &str)]) -> PathBuf {
     let layout = Layout { project: Some(root.clone()), user: Some(root.join("user/hookpack")) };
     let loaded = load(&layout, &[]);
     assert!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
-    let compiled = compile(&loaded.rules(), &loaded.config.settings(), &loaded.sources).unwrap();
+    let rules = loaded.rules();
+    let compiled = compile(&rules, &loaded.config.settings(), &loaded.sources).unwrap();
     std::fs::create_dir_all(dir.join("compiled")).unwrap();
-    std::fs::write(dir.join("compiled/rules.hpk"), &compiled.bytes).unwrap();
+    let list = rules_compiler::fail_closed_list(&rules);
+    let compiled_dir = hook_runtime::confined::ConfinedDir::trusting(&dir.join("compiled"));
+    hook_runtime::write_compiled(&compiled_dir, "rules.hpk", &compiled.bytes, &list).unwrap();
     root
 }
 

@@ -12,6 +12,11 @@
 //! stamp for a checkout it has not seen. A large artifact without a valid stamp is copied and
 //! checked, as a small one.
 //!
+//! The stamp also tells whether `hookpack compile` wrote the file here at all ([`Loaded::stamped`]):
+//! an artifact committed to a repository, or copied from elsewhere, has no stamp that matches
+//! it, and hooks refuse it (it may have been compiled without the user's own packs, their
+//! guards included).
+//!
 //! A mapped file truncated while a hook reads it raises `SIGBUS`. The compiler never rewrites
 //! an artifact in place (it renames a new file over it), so only another program rewriting a
 //! large artifact in place, within the milliseconds a hook runs, can do that; a rewrite voids
@@ -63,6 +68,9 @@ pub struct Loaded {
     pub bytes: ArtifactBytes,
     /// Whether the compiler's stamp vouches for them, so that the CRC need not be checked.
     pub vouched: bool,
+    /// Whether the stamp beside the file matches it and the CRC its header holds: the file is
+    /// the one `hookpack compile` wrote there, untouched since.
+    pub stamped: bool,
 }
 
 /// Reads the artifact at `path` (a regular file of at most [`MAX_ARTIFACT_BYTES`]): mapped when
@@ -73,21 +81,24 @@ pub struct Loaded {
 /// When it cannot be opened or read, is not a regular file, or is too large.
 pub fn load(path: &Path) -> io::Result<Loaded> {
     let (file, metadata) = open_regular(path)?;
-    if metadata.len() > COPY_LIMIT
-        && let Some(stamped_crc) = read_stamp(path).filter(|s| s.matches(&metadata)).map(|s| s.crc)
-    {
+    let stamped_crc = read_stamp(path).filter(|s| s.matches(&metadata)).map(|s| s.crc);
+    // The stamp names the CRC the header holds: a stamp for other bytes vouches nothing.
+    let holds = |bytes: &[u8]| {
+        let crc = bytes.get(header::CRC..).and_then(|b| word(b, 0).ok());
+        bytes.len() as u64 == metadata.len() && crc.is_some() && crc == stamped_crc
+    };
+    if metadata.len() > COPY_LIMIT && stamped_crc.is_some() {
         // SAFETY: mapped read-only; see the module's notes on files changed underneath.
         #[allow(unsafe_code)]
-        if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
-            // The stamp names the CRC the header holds: a stamp for other bytes vouches nothing.
-            let crc = map.get(header::CRC..).and_then(|b| word(b, 0).ok());
-            if map.len() as u64 == metadata.len() && crc == Some(stamped_crc) {
-                return Ok(Loaded { bytes: ArtifactBytes::Mapped(map), vouched: true });
-            }
+        if let Ok(map) = unsafe { memmap2::Mmap::map(&file) }
+            && holds(&map)
+        {
+            return Ok(Loaded { bytes: ArtifactBytes::Mapped(map), vouched: true, stamped: true });
         }
     }
     let bytes = read_aligned(file, &metadata, path, MAX_ARTIFACT_BYTES)?;
-    Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched: false })
+    let stamped = holds(bytes.as_slice());
+    Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched: false, stamped })
 }
 
 /// `rules.hpk` → `rules.hpk.ok`: where the compiler writes the artifact's stamp.

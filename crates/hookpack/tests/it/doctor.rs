@@ -95,7 +95,11 @@ fn artifact_problems_name_the_cause_and_the_fix() {
     std::fs::write(artifact(&dir), "#!/bin/sh\necho this is no artifact\n".repeat(4)).unwrap();
     assert_eq!(doctor("artifact-foreign", &dir, &[]), 1);
 
+    // The right bytes, but not written here by `hookpack compile`: committed or copied.
     std::fs::write(artifact(&dir), &good).unwrap();
+    assert_eq!(doctor("artifact-not-compiled-here", &dir, &[]), 1);
+
+    assert!(hookpack(&dir, &["compile"]).status.success());
     let pack = dir.join(".claude/hookpack/packs/guard.toml");
     std::fs::write(&pack, GUARD.replace("every other prompt", "second prompt")).unwrap();
     assert_eq!(doctor("artifact-stale", &dir, &[]), 1);

@@ -1,0 +1,46 @@
+//! Writing a compiled artifact as hooks will use it: the artifact, the stamp that says
+//! `hookpack compile` wrote it here, and the fail-closed list beside it.
+
+use std::io;
+
+use hook_engine::artifact::format::header;
+use hook_engine::artifact::stamp;
+
+use crate::confined::ConfinedDir;
+use crate::failure::FAIL_CLOSED_FILE;
+
+/// Writes `bytes` as `name` in `dir` (by a rename: a hook reading the old file is not
+/// disturbed), then its stamp `<name>.ok` (the file as it is after the rename: device, inode,
+/// length, times, CRC; `hook_engine::artifact::load`), then the fail-closed list `fail_closed`
+/// (removed when empty). Hooks answer only from an artifact whose stamp matches it.
+///
+/// # Errors
+///
+/// When a file cannot be written.
+pub fn write_compiled(
+    dir: &ConfinedDir,
+    name: &str,
+    bytes: &[u8],
+    fail_closed: &str,
+) -> io::Result<()> {
+    dir.replace(name, bytes, true)?;
+    let written = std::fs::symlink_metadata(dir.path().join(name))?;
+    // The CRC the header holds: a hook checks that the stamp names it.
+    let crc = bytes
+        .get(header::CRC..header::CRC + 4)
+        .map_or(0, |w| u32::from_le_bytes(w.try_into().unwrap_or_default()));
+    dir.replace(&format!("{name}.ok"), stamp(&written, crc).as_bytes(), true)?;
+    // Earlier versions staged their stamp under this name; a link planted there goes.
+    let _ = dir.remove(&format!("{name}.ok.tmp"));
+    // The tools `fail = "closed"` rules cover, kept apart from the artifact so that a hook can
+    // still deny them when the artifact is damaged.
+    if fail_closed.is_empty() {
+        match dir.remove(FAIL_CLOSED_FILE) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+            _ => {}
+        }
+    } else {
+        dir.replace(FAIL_CLOSED_FILE, fail_closed.as_bytes(), true)?;
+    }
+    Ok(())
+}
