@@ -146,12 +146,25 @@ fn evaluate(
     let may_need_bracket = settings.needs_bracket || kind.accepts_additional_context();
     let tail = (opens && may_need_bracket).then(|| transcript::usage(transcript));
     let mut store = None;
+    // Damage an operation found after the database opened (in pages its opening did not
+    // read): the database is set aside once this hook is done with it.
+    let mut damaged: Option<String> = None;
     if opens {
         // A dry run (`hookpack explain`) saves nothing (its transaction is never committed),
         // and where there is no database yet it works on an empty one in memory instead of
         // creating the file.
+        // Nor does it set aside a database it finds unusable: it works on an empty one and
+        // says why.
         let database = crate::state::database_path(installation.dir());
         let opened = if env.dry_run && !database.is_file() {
+            Store::scratch()
+        } else if env.dry_run
+            && let state::Diagnosis::Unusable(why) = state::diagnose(installation.dir())
+        {
+            problems.push(format!(
+                "session state unusable ({why}); a new session assumed (the next hook sets the \
+                 database aside)"
+            ));
             Store::scratch()
         } else {
             Store::open(installation)
@@ -164,6 +177,7 @@ fn evaluate(
     let mut session = match store.as_mut().map(|store| store.session(&input.common.session_id)) {
         Some(Ok(session)) => Some(session),
         Some(Err(err)) => {
+            damaged = damaged.or(state::damaged(&err));
             problems.push(state_problem(&err));
             None
         }
@@ -199,6 +213,9 @@ fn evaluate(
         Some(session) => match memories(engine, session, &mut evaluation, kind, payload) {
             Ok(given) => recalled = given,
             Err(err) => {
+                if let Some(err) = err.downcast_ref::<rusqlite::Error>() {
+                    damaged = damaged.or(state::damaged(err));
+                }
                 // What was stored may still commit with the session; promise nothing.
                 evaluation.captures.clear();
                 problems.push(format!("memories unavailable ({err})"));
@@ -216,13 +233,16 @@ fn evaluate(
     let budget = bracket.map_or(smallest, |b| settings.budget_chars(b));
     let mut response = respond(kind, &evaluation, Some(budget));
 
-    if let Some(session) = session {
+    if let Some(session) = session.take() {
         // What the store keeps for the user (a database set aside), given by the first event
         // that shows a `systemMessage`, once: taken in this transaction.
         if response.output.system_message_mut().is_some() && !env.dry_run {
             match session.take_notices() {
                 Ok(notices) => notices.into_iter().for_each(|n| announce(&mut response.output, n)),
-                Err(err) => problems.push(format!("notices unavailable ({err})")),
+                Err(err) => {
+                    damaged = damaged.or(state::damaged(&err));
+                    problems.push(format!("notices unavailable ({err})"));
+                }
             }
         }
         let mut after = evaluation.state.clone();
@@ -239,7 +259,24 @@ fn evaluate(
         if env.dry_run {
             drop(session);
         } else if let Err(err) = session.save(&after, bracket) {
+            damaged = damaged.or(state::damaged(&err));
             problems.push(state_problem(&err));
+        }
+    }
+    drop(session);
+    if let (Some(why), Some(store)) = (damaged, store)
+        && !env.dry_run
+    {
+        match store.set_aside_damaged(installation, &why) {
+            Ok(Some(aside)) => problems.push(format!(
+                "the session state database is damaged ({why}); it was set aside as {} and a \
+                 new one is started",
+                aside.path.display()
+            )),
+            Ok(None) => {}
+            Err(err) => problems.push(format!(
+                "the session state database is damaged ({why}) and cannot be set aside ({err})"
+            )),
         }
     }
 

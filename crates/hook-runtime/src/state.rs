@@ -148,6 +148,8 @@ const MAX_FAILURES_KEPT: i64 = 200;
 pub struct Store {
     conn: Connection,
     set_aside: Option<SetAside>,
+    /// The database file this store opened, when it is one in a state folder.
+    file: Option<FileId>,
 }
 
 /// A database that was not usable and was moved out of the way when the store was opened.
@@ -194,6 +196,7 @@ impl Store {
                     match connect(&dir.entry(DATABASE_NAME).map_err(|e| io_error(&e))?) {
                         Ok(mut store) => {
                             store.set_aside = set_aside;
+                            store.file = Some(id);
                             return Ok(store);
                         }
                         Err(Connect::Unusable(why)) => (why, id),
@@ -218,6 +221,26 @@ impl Store {
         Err(io_error(&io::Error::other("the state database kept changing while it was opened")))
     }
 
+    /// Closes the store and sets its database aside, because an operation found it damaged
+    /// (`why`, from [`damaged`]): the damage lay in pages its opening did not read. The next
+    /// hook starts a new database and tells the user where the old one went, as for a
+    /// database found damaged when opened. `None` when another hook replaced the file meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// When the folder is refused or the file cannot be moved.
+    pub fn set_aside_damaged(
+        self,
+        installation: &Installation,
+        why: &str,
+    ) -> io::Result<Option<SetAside>> {
+        let Store { conn, file, .. } = self;
+        drop(conn);
+        let Some(judged) = file else { return Ok(None) };
+        let dir = Confined::of(installation).dir("state")?;
+        repair(&dir, why, judged)
+    }
+
     /// The database this opening set aside, if it did.
     pub fn set_aside(&self) -> Option<&SetAside> {
         self.set_aside.as_ref()
@@ -231,7 +254,7 @@ impl Store {
     pub fn scratch() -> rusqlite::Result<Store> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(SCHEMA)?;
-        Ok(Store { conn, set_aside: None })
+        Ok(Store { conn, set_aside: None, file: None })
     }
 
     /// Opens an existing database without creating or changing anything.
@@ -253,7 +276,7 @@ impl Store {
         let mut conn = open_for_reading(&path)?;
         conn.busy_handler(Some(wait_for_lock))?;
         distrust_schema(&conn)?;
-        Ok(Store { conn, set_aside: None })
+        Ok(Store { conn, set_aside: None, file: None })
     }
 
     /// Brings a database of an older schema up to date, and marks it as hookpack's.
@@ -693,7 +716,7 @@ fn connect(path: &Path) -> Result<Store, Connect> {
     // pay. A damaged database is set aside and started afresh.
     conn.pragma_update(None, "synchronous", "OFF")?;
     let outdated = recognize(&conn, path)?;
-    let store = Store { conn, set_aside: None };
+    let store = Store { conn, set_aside: None, file: None };
     if outdated {
         store.migrate()?;
     }
@@ -1044,6 +1067,11 @@ fn io_error(err: &io::Error) -> rusqlite::Error {
         rusqlite::ffi::SQLITE_CANTOPEN
     };
     rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some(err.to_string()))
+}
+
+/// What is wrong with the database when `err` says it is damaged.
+pub fn damaged(err: &rusqlite::Error) -> Option<String> {
+    is_damaged(err).then(|| damage(err))
 }
 
 fn is_damaged(err: &rusqlite::Error) -> bool {

@@ -616,6 +616,36 @@ fn a_linked_database_is_set_aside_not_followed() {
     a_broken_database_is_set_aside("link");
 }
 
+/// Damage the opening does not see (the schema reads, a table's pages do not) is found by the
+/// first hook that reads the table: it fails open, sets the database aside, and the next hook
+/// starts afresh and tells the user, instead of every hook failing on it forever.
+#[test]
+fn a_database_damaged_inside_a_table_is_set_aside_by_the_hook_that_finds_it() {
+    let root = counting_project("damaged-table");
+    hook(&root, EventKind::UserPromptSubmit, &prompt("one"));
+    let db = state_dir(&root).join("hookpack.db");
+    assert!(!state_dir(&root).join("hookpack.db-wal").exists(), "checkpointed on close");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
+    assert!(bytes.len() > page, "more than the schema's page");
+    bytes[page..].fill(0xff);
+    std::fs::write(&db, &bytes).unwrap();
+
+    let finding = finish(start(&root, EventKind::UserPromptSubmit, &prompt("two")));
+    assert_eq!(finding.code, 0);
+    assert!(finding.stderr.contains("malformed"), "{}", finding.stderr);
+    let aside = set_aside(&root);
+    assert_eq!(aside.len(), 1, "{aside:?}: {}", finding.stderr);
+    assert!(finding.stderr.contains(&aside[0]), "{}", finding.stderr);
+
+    let next = hook(&root, EventKind::UserPromptSubmit, &prompt("three"));
+    assert!(message(&next).contains(&aside[0]), "{}", next.json);
+    assert_eq!(state(&root, "session-1").prompt_count, 1, "counted afresh");
+    let again = hook(&root, EventKind::UserPromptSubmit, &prompt("four"));
+    assert_eq!(message(&again), "", "told once");
+    assert_eq!(state(&root, "session-1").prompt_count, 2);
+}
+
 /// A database deleted without its `-wal` (as `rm hookpack.db` does): the new database must not
 /// replay the orphan log, which would bring the deleted memories back.
 #[test]

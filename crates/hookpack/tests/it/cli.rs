@@ -447,6 +447,22 @@ fn explain_writes_nothing() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("rules are stale"), "{}", text(&out.stdout));
     assert!(!dir.join(".claude/hookpack/state").exists(), "explain created the state folder");
+
+    // A damaged database: explain says so and leaves it where it is (the next hook sets it
+    // aside and tells the user).
+    let state = dir.join(".claude/hookpack/state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("hookpack.db"), b"not a database, but long enough to be one")
+        .unwrap();
+    let out = hookpack(&dir, &["explain", "payload.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("session state unusable"), "{said}");
+    let names: Vec<String> = std::fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["hookpack.db"], "explain set the database aside");
 }
 
 #[test]
