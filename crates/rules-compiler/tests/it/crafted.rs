@@ -1,8 +1,8 @@
 //! Crafted artifacts: a CRC is trivial to recompute, so the hooks must survive any bytes that
 //! carry a valid one. A generator mutates a real artifact (counts, offsets, list and string
 //! references, automaton links and depths, matcher tables, truncations with the header's length
-//! fixed up), recomputes the CRC, and runs every result through the hooks' own evaluation: no
-//! panic, no abort, no hang.
+//! fixed up, one rule's references given to every rule), recomputes the CRC, and runs every result
+//! through the hooks' own evaluation: no panic, no abort, no hang.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use hook_engine::artifact::format::{HEADER_LEN, SECTION_ENTRY_LEN, Section, header, keywords};
+use hook_engine::artifact::format::{
+    HEADER_LEN, SECTION_ENTRY_LEN, Section, header, keywords, rule,
+};
 use hook_engine::artifact::sources::sources;
 use hook_engine::artifact::{AlignedBytes, Artifact, checksum};
 use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, respond};
@@ -94,7 +96,7 @@ fn craft(good: &[u8], rng: &mut Rng) -> Vec<u8> {
     for _ in 0..=rng.below(3) {
         let kind = Section::ALL[rng.below(Section::ALL.len())];
         let (offset, len) = section(&bytes, kind);
-        match rng.below(8) {
+        match rng.below(9) {
             // Any word of any section.
             0 | 1 if len >= 4 => {
                 let at = offset + rng.below(len / 4) * 4;
@@ -144,6 +146,34 @@ fn craft(good: &[u8], rng: &mut Rng) -> Vec<u8> {
                 bytes.truncate(keep);
                 let len = u64::try_from(keep).unwrap().to_le_bytes();
                 bytes[header::LENGTH..header::LENGTH + 8].copy_from_slice(&len);
+            }
+            // Every rule names what one rule names (strings and lists may legally be shared):
+            // the work a crafted artifact can ask for by repetition (`Effort`).
+            8 => {
+                let (offset, len) = section(&bytes, Section::Rules);
+                let rules = len / (rule::LEN * 4);
+                let slots = [
+                    rule::ID_S,
+                    rule::CONTEXT_S,
+                    rule::TOOL_NAMES_L,
+                    rule::PATHS_L,
+                    rule::KEYWORDS_L,
+                    rule::REGEX_L,
+                    rule::FIELDS_L,
+                    rule::STAR_L,
+                    rule::FLAGS_L,
+                    rule::SET_FLAGS_L,
+                ];
+                let slot = slots[rng.below(slots.len())];
+                if rules > 0 {
+                    let from = offset + (rng.below(rules) * rule::LEN + slot) * 4;
+                    let pair = (get(&bytes, from), get(&bytes, from + 4));
+                    for i in 0..rules {
+                        let at = offset + (i * rule::LEN + slot) * 4;
+                        put(&mut bytes, at, pair.0);
+                        put(&mut bytes, at + 4, pair.1);
+                    }
+                }
             }
             // A random byte anywhere past the magic and version.
             _ => {
