@@ -138,6 +138,15 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         compiled.bytes.len(),
         started.elapsed().as_millis()
     );
+    match refresh_user_guards(layout) {
+        Ok(Some((n, path))) if n > 0 => println!(
+            "your {} hold in every project, whatever its files: {}",
+            if n == 1 { "fail-closed guard".to_owned() } else { format!("{n} fail-closed guards") },
+            path.display()
+        ),
+        Ok(_) => {}
+        Err(err) => eprintln!("warning: your fail-closed guards were not listed: {err:#}"),
+    }
     Ok(true)
 }
 
@@ -163,6 +172,32 @@ fn artifact_place(layout: &Layout) -> anyhow::Result<(ArtifactDir, String)> {
     }
     let installation = installation(layout).context("no project and no user folder")?;
     Ok((ArtifactDir::Confined(Confined::of(&installation)), "rules.hpk".to_owned()))
+}
+
+/// Lists the user's own fail-closed rules (builtin and user scopes, as `compile --user` would)
+/// in the user folder, on every project compile: a hook in a project whose rules cannot be
+/// read (a missing, committed or damaged artifact) denies what they cover too (reference §5).
+/// Returns how many there are and where the list is; `None` without a project or user packs.
+fn refresh_user_guards(layout: &Layout) -> anyhow::Result<Option<(usize, PathBuf)>> {
+    let (Some(_), Some(user)) = (&layout.project, &layout.user) else { return Ok(None) };
+    if !user.join("packs").is_dir() {
+        return Ok(None);
+    }
+    let loaded = load(&Layout { project: None, user: Some(user.clone()) }, &environment());
+    // Errors in the user's packs stopped the project's compile already.
+    anyhow::ensure!(!loaded.diagnostics.has_errors(), "the user's packs have errors");
+    let list = fail_closed_list(&loaded.rules());
+    let dir = Confined::of(&Installation::User { dir: user.clone() }).dir("compiled")?;
+    let path = dir.path().join(hook_runtime::FAIL_CLOSED_FILE);
+    if list.is_empty() {
+        match dir.remove(hook_runtime::FAIL_CLOSED_FILE) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err.into()),
+            _ => {}
+        }
+    } else {
+        dir.replace(hook_runtime::FAIL_CLOSED_FILE, list.as_bytes(), true)?;
+    }
+    Ok(Some((list.lines().count(), path)))
 }
 
 /// The installation the hooks of `layout` answer from: its project, else the user's folder.

@@ -513,3 +513,27 @@ fn a_user_installation_compiles_with_user_and_is_told_so() {
     assert!(denied.contains("hookpack compile --user"), "{denied}");
     assert_eq!(run(&["doctor", "--user"]).status.code(), Some(1));
 }
+
+#[test]
+fn a_project_compile_lists_the_users_own_guards_for_every_project() {
+    let closed = GUARD
+        .replace("reason = \"rm -rf / deletes", "fail = \"closed\"\nreason = \"rm -rf / deletes");
+    let user_pack = ".no-user-config/hookpack/packs/mine.toml";
+    let dir = project("user-guards-listed", &[(user_pack, &closed)]);
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("your fail-closed guard hold in every project"),
+        "{}",
+        text(&out.stdout)
+    );
+    // Where a hook in any project looks when that project's rules cannot be read.
+    let list = dir.join(".no-user-config/hookpack/compiled/fail-closed.txt");
+    assert_eq!(std::fs::read_to_string(&list).unwrap(), "guard/rm-root Bash\n");
+    assert!(!dir.join(".no-user-config/hookpack/compiled/rules.hpk").exists());
+
+    // A guard no longer fail-closed leaves the list.
+    std::fs::write(dir.join(user_pack), GUARD).unwrap();
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    assert!(!list.exists());
+}
