@@ -69,6 +69,7 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
         let _ = output.set_additional_context(text.clone());
     }
     let mut messages: Vec<String> = Vec::new();
+    let mut said = std::collections::BTreeSet::new();
     let captured = evaluation.captures.iter().flat_map(|c| {
         let line = c.text.lines().next().unwrap_or_default();
         let shown = crate::memory::cut(line, 80);
@@ -76,7 +77,7 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
             .chain(c.note.as_ref().map(|note| format!("hookpack: {note}")))
     });
     for message in evaluation.fired.iter().filter_map(|f| f.message.clone()).chain(captured) {
-        if !messages.contains(&message) {
+        if said.insert(message.clone()) {
             messages.push(message);
         }
     }
@@ -161,18 +162,19 @@ fn context(fired: &[Fired], budget: Option<usize>) -> (Option<String>, Vec<Strin
         }
     }
     let mut parts: Vec<Option<String>> = sections.iter().map(|s| Some(s.render())).collect();
-    let length = |parts: &[Option<String>]| {
-        let kept: Vec<usize> = parts.iter().flatten().map(String::len).collect();
-        kept.iter().sum::<usize>() + GAP.len() * kept.len().saturating_sub(1)
-    };
+    // The length of the sections kept, with their gaps, kept up to date as sections go.
+    let (mut length, mut count) =
+        (parts.iter().flatten().map(String::len).sum::<usize>(), parts.len());
+    let total = |length: usize, count: usize| length + GAP.len() * count.saturating_sub(1);
     let mut dropped = Vec::new();
     if let Some(budget) = budget {
         for (i, section) in sections.iter().enumerate().rev() {
-            if length(&parts) <= budget {
+            if total(length, count) <= budget {
                 break;
             }
             if !section.pinned {
-                parts[i] = None;
+                length -= parts[i].take().map_or(0, |part| part.len());
+                count -= 1;
                 dropped.extend(section.ids.iter().map(|id| (*id).to_owned()));
             }
         }

@@ -1,9 +1,9 @@
 //! Evaluating rules: which rules fire for a payload, and why the others did not.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::Path;
 
 use hook_model::EventKind;
@@ -288,11 +288,22 @@ pub struct Scan {
     /// Whether regex `.0` matches a text of field `(.1, .2)`: rules share regexes (the
     /// compiler stores each once), so each runs once per text.
     regex_matched: RefCell<BTreeMap<(u32, u32, u32), bool>>,
+    /// What every rule of the event reads of the payload the same way, found once: the
+    /// prompt's star-commands, and the terms recall searches by (prompt, path).
+    shared: Shared,
     candidates: BTreeSet<u32>,
     mode: Mode,
     /// What the event's evaluation may still spend: the scan's work and every evaluation
     /// made from it share one allowance.
     effort: Effort,
+}
+
+/// See [`Scan`]'s `shared`.
+#[derive(Clone, Debug, Default)]
+struct Shared {
+    stars: OnceCell<Vec<String>>,
+    prompt_terms: OnceCell<Vec<String>>,
+    path_terms: OnceCell<Vec<String>>,
 }
 
 impl Scan {
@@ -509,7 +520,7 @@ impl<'a> Engine<'a> {
                         if changes_state {
                             self.apply(effort, &r, &mut evaluation.state)?;
                         }
-                        evaluation.fired.push(self.fired(effort, index, &r, facts)?);
+                        evaluation.fired.push(self.fired(scan, index, &r, facts)?);
                         if r.get(rule::FLAGS) & flag::CAPTURE != 0 {
                             self.capture(effort, &r, facts, &mut evaluation.captures)?;
                         }
@@ -529,7 +540,9 @@ impl<'a> Engine<'a> {
             }
         }
         evaluation.fired.sort_by_key(|f| f.index);
-        evaluation.captures.sort_by_key(|c| evaluation.fired.iter().position(|f| f.id == c.rule));
+        let order: BTreeMap<&str, usize> =
+            evaluation.fired.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).rev().collect();
+        evaluation.captures.sort_by_key(|c| order.get(c.rule.as_str()).copied());
         Ok(evaluation)
     }
 
@@ -550,7 +563,7 @@ impl<'a> Engine<'a> {
         let config = self.memory_config_with(effort)?;
         for text in self.texts(effort, facts, r.str_ref(rule::FIELD_S))? {
             // What it captures is at most the text, kept.
-            effort.scan(text.len())?;
+            memory_scan(effort, text.len(), &config)?;
             effort.keep(text.len())?;
             into.extend(memory::capture(id, &text, spec, &config));
         }
@@ -585,11 +598,12 @@ impl<'a> Engine<'a> {
     ///
     /// When the artifact is damaged where this event reads it.
     pub fn scan(&self, facts: &Facts<'_>, mode: Mode) -> Result<Scan, ArtifactError> {
-        let effort = self.effort();
+        let effort = Effort::for_evaluation(self.artifact.bytes().len(), text_bytes(facts.payload));
         let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
             return Ok(Scan {
                 scans: BTreeMap::new(),
                 regex_matched: RefCell::default(),
+                shared: Shared::default(),
                 candidates: BTreeSet::new(),
                 mode,
                 effort,
@@ -648,7 +662,14 @@ impl<'a> Engine<'a> {
                 set
             }
         };
-        Ok(Scan { scans, regex_matched: RefCell::default(), candidates, mode, effort: scan_effort })
+        Ok(Scan {
+            scans,
+            regex_matched: RefCell::default(),
+            shared: Shared::default(),
+            candidates,
+            mode,
+            effort: scan_effort,
+        })
     }
 
     /// The texts a rule reading `field` reads.
@@ -806,13 +827,16 @@ impl<'a> Engine<'a> {
         let stars = self.strings(effort, r, rule::STAR_L)?;
         if !stars.is_empty() {
             let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
-            let found = star_commands(prompt);
+            let found = match scan.shared.stars.get() {
+                Some(found) => found,
+                None => {
+                    effort.scan(prompt.len())?;
+                    scan.shared.stars.get_or_init(|| star_commands(prompt))
+                }
+            };
             if !stars.iter().any(|s| found.iter().any(|f| f == s)) {
                 return miss("star", &|| {
-                    format!(
-                        "the prompt has none of {}",
-                        stars.iter().map(|s| format!("`*{s}`")).collect::<Vec<_>>().join(", ")
-                    )
+                    format!("the prompt has none of {}", quoted_as(&stars, "*"))
                 });
             }
         }
@@ -894,7 +918,7 @@ impl<'a> Engine<'a> {
             let config = self.memory_config_with(effort)?;
             let texts = self.texts(effort, facts, r.str_ref(rule::FIELD_S))?;
             for text in &texts {
-                effort.scan(text.len())?;
+                memory_scan(effort, text.len(), &config)?;
             }
             if !texts.iter().any(|text| memory::has_marker(text, &config)) {
                 return miss("capture", &|| "the text has no memory marker".to_owned());
@@ -1028,25 +1052,42 @@ impl<'a> Engine<'a> {
 
     fn fired(
         &self,
-        effort: &Effort,
+        scan: &Scan,
         index: u32,
         r: &Words<'a>,
         facts: &Facts<'_>,
     ) -> Result<Fired, ArtifactError> {
+        let effort = &scan.effort;
         let kinds = r.get(rule::KINDS);
         let flags = r.get(rule::FLAGS);
         let recall = if flags & flag::RECALL == 0 {
             None
         } else {
             let word = r.get(rule::RECALL);
+            // The same for every rule of the event: found once.
             let (from, terms) = if word & recall::HANDOFF != 0 {
                 (RecallFrom::Handoff, Vec::new())
             } else if word & recall::PROMPT != 0 {
-                let text = default_text(facts.kind, facts.payload).join("\n");
-                (RecallFrom::Prompt, memory::first_terms(&text, memory::MAX_QUERY_TERMS))
+                let terms = match scan.shared.prompt_terms.get() {
+                    Some(terms) => terms,
+                    None => {
+                        let text = default_text(facts.kind, facts.payload).join("\n");
+                        effort.scan(text.len())?;
+                        let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
+                        scan.shared.prompt_terms.get_or_init(|| terms)
+                    }
+                };
+                (RecallFrom::Prompt, terms.clone())
             } else {
-                let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
-                (RecallFrom::Path, memory::path_terms(&path))
+                let terms = match scan.shared.path_terms.get() {
+                    Some(terms) => terms,
+                    None => {
+                        let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
+                        effort.scan(path.len())?;
+                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path))
+                    }
+                };
+                (RecallFrom::Path, terms.clone())
             };
             Some(Recall { from, max: (word & recall::MAX) as usize, terms })
         };
@@ -1066,6 +1107,27 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// Charges what reading a text of `len` bytes for memories costs: each `<` is checked against
+/// every private tag, each marker against every namespace and shorthand.
+fn memory_scan(
+    effort: &Effort,
+    len: usize,
+    config: &MemoryConfig<'_>,
+) -> Result<(), ArtifactError> {
+    let per_byte = 1 + config.private_tags.len() + config.namespaces.len() + config.aliases.len();
+    effort.scan(len.saturating_mul(per_byte))
+}
+
+/// The bytes of the strings (keys included) in `value`: what rules can scan of a payload.
+fn text_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(text_bytes).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + text_bytes(v)).sum(),
+        _ => 8,
+    }
+}
+
 fn events_mask(r: &Words<'_>) -> u64 {
     u64::from(r.get(rule::EVENTS)) | (u64::from(r.get(rule::EVENTS + 1)) << 32)
 }
@@ -1082,8 +1144,28 @@ fn field_key(path: &str) -> &'static str {
     }
 }
 
+/// Items for a message: the first few, each cut short (a list may be long, an item too).
 fn quoted(items: &[&str]) -> String {
-    items.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
+    quoted_as(items, "")
+}
+
+/// [`quoted`], each item after `prefix`.
+fn quoted_as(items: &[&str], prefix: &str) -> String {
+    const SHOWN: usize = 8;
+    const ITEM_CHARS: usize = 80;
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .map(|item| match item.char_indices().nth(ITEM_CHARS) {
+            Some((cut, _)) => format!("`{prefix}{}…`", &item[..cut]),
+            None => format!("`{prefix}{item}`"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        let _ = write!(text, " and {} more", items.len() - SHOWN);
+    }
+    text
 }
 
 /// The tool call's file path (`file_path`, `notebook_path` or `path`) with `/` separators,

@@ -97,9 +97,14 @@ impl MemoryConfig<'_> {
             Some(ns) => (ns.to_owned(), None),
             None => {
                 let fallback = self.fallback();
+                // The first few: a note is made per marker, the list may be long.
+                let mut known =
+                    self.namespaces.iter().take(16).copied().collect::<Vec<_>>().join(", ");
+                if self.namespaces.len() > 16 {
+                    known.push_str(", …");
+                }
                 let note = format!(
-                    "unknown memory namespace `{name}`, kept in `{fallback}` (namespaces: {})",
-                    self.namespaces.join(", ")
+                    "unknown memory namespace `{name}`, kept in `{fallback}` (namespaces: {known})"
                 );
                 (fallback.to_owned(), Some(note))
             }

@@ -246,13 +246,14 @@ fn evaluate(
             }
         }
         let mut after = evaluation.state.clone();
+        let dropped: std::collections::BTreeSet<&String> = response.dropped.iter().collect();
         for fired in &evaluation.fired {
-            if fired.once != 0 && fired.context.is_some() && !response.dropped.contains(&fired.id) {
+            if fired.once != 0 && fired.context.is_some() && !dropped.contains(&fired.id) {
                 after.injected.insert(fired.id.clone(), after.compactions);
             }
         }
         for (rule, memory) in recalled {
-            if !response.dropped.contains(&rule) {
+            if !dropped.contains(&rule) {
                 after.injected.insert(memory_key(memory), after.compactions);
             }
         }

@@ -106,6 +106,11 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         // Bounded, regular files only: the artifact may be a planted link to a device.
         let current = hook_engine::bounded::read_regular(&path, MAX_ARTIFACT_BYTES).ok();
         if current.as_deref() == Some(compiled.bytes.as_slice()) {
+            // The right bytes, but hooks answer only from what `hookpack compile` wrote here.
+            if let Err(err) = hook_runtime::load_artifact(&path) {
+                println!("stale: {}: {err} (run `hookpack compile`)", path.display());
+                return Ok(false);
+            }
             println!("up to date: {}", path.display());
             return Ok(true);
         }

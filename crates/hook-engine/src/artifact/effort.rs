@@ -15,6 +15,9 @@
 //! explain mode why the others did not) has its own allowance, in bytes, so that one string named
 //! by thousands of rules cannot fill the memory before the work allowance runs out.
 //!
+//! The allowance also grows with the payload: rules scan its text, so a long payload
+//! legitimately costs more (128 more scans of it are allowed).
+//!
 //! A unit is about a nanosecond of work, as measured: a list word; a string read costs 8 and a
 //! unit per 8 bytes; a byte of text scanned by an automaton or of JSON parsed costs 4. The
 //! allowance (2^29 units and one per byte of the artifact) ends a crafted evaluation in under a
@@ -28,6 +31,10 @@ use super::reader::ArtifactError;
 
 /// Units any evaluation may spend whatever the artifact's size.
 const BASE: u64 = 1 << 29;
+
+/// Passes over the payload's text that every evaluation may make on top: rules scan the
+/// payload, so a long one legitimately costs more (100 regexes over a 2 MiB `Write` fit).
+const PAYLOAD_PASSES: u64 = 128;
 
 /// Bytes any evaluation may keep whatever the artifact's size.
 const KEEP: u64 = 64 << 20;
@@ -43,8 +50,18 @@ pub struct Effort {
 impl Effort {
     /// The allowance for one evaluation of an artifact of `artifact_len` bytes.
     pub fn for_artifact(artifact_len: usize) -> Effort {
+        Effort::for_evaluation(artifact_len, 0)
+    }
+
+    /// The allowance for one evaluation of an artifact of `artifact_len` bytes on a payload
+    /// whose strings hold `payload_text` bytes: [`PAYLOAD_PASSES`] scans of them more.
+    pub fn for_evaluation(artifact_len: usize, payload_text: usize) -> Effort {
         let len = artifact_len as u64;
-        Effort::with_limits(BASE.saturating_add(len), KEEP.saturating_add(len))
+        let scans = (payload_text as u64).saturating_mul(4 * PAYLOAD_PASSES);
+        Effort::with_limits(
+            BASE.saturating_add(len).saturating_add(scans),
+            KEEP.saturating_add(len),
+        )
     }
 
     /// An allowance of `limit` units, of which `keep` bytes may be kept.
@@ -157,5 +174,6 @@ mod tests {
     fn the_allowance_grows_with_the_artifact() {
         assert_eq!(Effort::for_artifact(0).limit(), BASE);
         assert_eq!(Effort::for_artifact(1 << 20).limit(), BASE + (1 << 20));
+        assert_eq!(Effort::for_evaluation(0, 10).limit(), BASE + 10 * 4 * PAYLOAD_PASSES);
     }
 }

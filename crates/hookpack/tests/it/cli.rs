@@ -76,6 +76,16 @@ fn compile_then_the_hooks_answer() {
     assert_eq!(stdout, "");
 
     assert_eq!(hookpack(&dir, &["compile", "--check"]).status.code(), Some(0));
+
+    // The same bytes copied in (as a checkout or a backup restores them): hooks refuse them,
+    // and so does the check.
+    let artifact = dir.join(".claude/hookpack/compiled/rules.hpk");
+    let bytes = std::fs::read(&artifact).unwrap();
+    std::fs::remove_file(&artifact).unwrap();
+    std::fs::write(&artifact, bytes).unwrap();
+    let out = hookpack(&dir, &["compile", "--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("not compiled on this machine"), "{}", text(&out.stdout));
 }
 
 #[test]

@@ -11,7 +11,8 @@ use hook_engine::artifact::{AlignedBytes, Artifact, ArtifactError, checksum};
 use hook_engine::{Engine, Evaluation, Facts, Mode, SessionState};
 use hook_model::EventKind;
 use rules_compiler::{
-    Actions, Conditions, FieldCondition, Rule, Settings, Sources, ToolMatcher, compile,
+    Actions, Capture, Conditions, FieldCondition, Recall, RecallFrom, Rule, Settings, Sources,
+    ToolMatcher, compile,
 };
 use serde_json::{Value, json};
 
@@ -246,14 +247,13 @@ fn every_rule_naming_one_long_string_runs_out_of_effort() {
 fn every_rule_repeating_one_automaton_runs_out_of_effort() {
     let good = large_pack();
     let mut bytes = good.clone();
-    // The long list's words become regex 0, over and over; every rule runs them on the
-    // 64 KiB command.
+    // Every rule names regex 0 (the long list's first word made 0), on the 64 KiB command.
     let (list_offset, list_len) = longest(&good, rule::TOOL_NAMES_L);
     let (lists, _) = section(&good, Section::Lists);
     for i in 0..list_len as usize {
         put(&mut bytes, lists + (list_offset as usize + i) * 4, 0);
     }
-    point_every_rule(&mut bytes, rule::REGEX_L, (list_offset, list_len));
+    point_every_rule(&mut bytes, rule::REGEX_L, (list_offset, 1));
     point_every_rule(&mut bytes, rule::TOOL_NAMES_L, (0, 0));
     // Every regex table entry is one automaton, read again for each index.
     let (regexes, _) = section(&good, Section::Regexes);
@@ -264,16 +264,151 @@ fn every_rule_repeating_one_automaton_runs_out_of_effort() {
         put(&mut bytes, regexes + (1 + i * 5 + 1) * 4, first.1);
     }
     let crafted = seal(bytes);
-    // Each rule runs regex 0 once however often its list names it, so this is work a real
-    // pack of 3,000 regex rules would do: it stays within the allowance...
+    // Regex 0 runs once per text however many rules name it (3,000 scans of the command
+    // would spend more than the allowance): what a real pack of one regex rule costs.
     let (evaluation, spent) = evaluate(&crafted, EventKind::PreToolUse, Mode::Answer);
-    assert!(evaluation.is_ok() || evaluation.as_ref().err() == Some(&ArtifactError::Effort));
-    assert!(spent <= limit(&crafted));
-    // ... while naming every automaton once per rule is refused.
+    assert!(evaluation.is_ok(), "{:?}", evaluation.err());
+    assert!(spent < limit(&crafted) / 8, "{spent} of {}", limit(&crafted));
+    // ... while every rule naming every automaton, over and over, is refused.
     let mut bytes = crafted.clone();
+    point_every_rule(&mut bytes, rule::REGEX_L, (list_offset, list_len));
     let words: Vec<u32> = (0..list_len).map(|i| i % u32::try_from(count).unwrap()).collect();
     for (i, w) in words.iter().enumerate() {
         put(&mut bytes, lists + (list_offset as usize + i) * 4, *w);
     }
     runs_out("every rule runs every regex", &seal(bytes), EventKind::PreToolUse);
+}
+
+/// Rules and settings compiled into an artifact.
+fn compiled(rules: &[Rule], settings: &Settings) -> Vec<u8> {
+    let refs: Vec<&Rule> = rules.iter().collect();
+    compile(&refs, settings, &Sources::default()).unwrap().bytes
+}
+
+/// Evaluates `payload` (its event's) in answer mode: the outcome, the units spent and the
+/// allowance.
+fn evaluate_payload(
+    bytes: &[u8],
+    payload: &Value,
+) -> (Result<Evaluation, ArtifactError>, u64, u64) {
+    let aligned = AlignedBytes::new(bytes);
+    let engine = Engine::new(Artifact::parse(aligned.as_slice()).unwrap()).unwrap();
+    let kind = EventKind::from_name(payload["hook_event_name"].as_str().unwrap()).unwrap();
+    let facts = Facts {
+        kind,
+        payload,
+        project_root: Some(Path::new("/p")),
+        state: SessionState::default(),
+        bracket: hook_engine::Bracket::Fresh,
+    };
+    let scan = engine.scan(&facts, Mode::Answer).unwrap();
+    let evaluation = engine.evaluate_scanned(&scan, &facts);
+    let (spent, limit) = scan.effort();
+    (evaluation, spent, limit)
+}
+
+fn prompt(text: &str) -> Value {
+    json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "transcript_path": "/t",
+           "cwd": "/p", "prompt": text})
+}
+
+#[test]
+fn a_hundred_regexes_over_a_two_mebibyte_write_are_not_refused() {
+    // Rules scan the payload: a long one is allowed more work.
+    let rules: Vec<Rule> = (0..100)
+        .map(|i| {
+            let when = Conditions {
+                tool: Some(ToolMatcher::Names(vec!["Write".into()])),
+                regex: vec![format!(r"secret_key_{i} *= *[a-z0-9_]+")],
+                field: Some("tool_input.content".into()),
+                ..Conditions::default()
+            };
+            rule(format!("secret-{i}"), &[EventKind::PreToolUse], when, "no secrets".into())
+        })
+        .collect();
+    let bytes = compiled(&rules, &Settings::default());
+    let content = "let value = compute(input); // an ordinary line of code\n".repeat(40_000);
+    assert!(content.len() > 2 << 20);
+    let payload = json!({"hook_event_name": "PreToolUse", "session_id": "s", "transcript_path": "/t",
+                         "cwd": "/p", "tool_name": "Write", "tool_use_id": "t",
+                         "tool_input": {"file_path": "/p/a.rs", "content": content}});
+    let started = Instant::now();
+    let (evaluation, spent, limit) = evaluate_payload(&bytes, &payload);
+    assert!(evaluation.is_ok(), "{:?}: {spent} of {limit}", evaluation.err());
+    #[allow(clippy::print_stderr, reason = "a figure for the developer")]
+    {
+        eprintln!(
+            "100 regexes over a 2 MiB Write: {:?}, {spent} units of {limit}",
+            started.elapsed()
+        );
+    }
+    // About 55%: some 180 such rules over a 2 MiB text are the most a hook will scan.
+    assert!(spent < limit / 4 * 3, "{spent} of {limit}");
+}
+
+#[test]
+fn what_every_rule_reads_alike_is_read_once() {
+    // Star-commands and the terms recall searches by are the same for every rule of an event.
+    let stars: Vec<Rule> = (0..2_000)
+        .map(|i| {
+            let when = Conditions { star: vec![format!("cmd{i}")], ..Conditions::default() };
+            rule(format!("star-{i}"), &[EventKind::UserPromptSubmit], when, "s".into())
+        })
+        .collect();
+    let recalls: Vec<Rule> = (0..2_000)
+        .map(|i| {
+            let mut r = rule(
+                format!("recall-{i}"),
+                &[EventKind::UserPromptSubmit],
+                Conditions::default(),
+                "r".into(),
+            );
+            r.then.recall = Some(Recall { from: RecallFrom::Prompt, max: 3 });
+            r
+        })
+        .collect();
+    let text = "*cmd7 please look at the invoices handler and its tests ".repeat(16_000);
+    for (name, rules) in [("star", stars), ("recall", recalls)] {
+        let bytes = compiled(&rules, &Settings::default());
+        let started = Instant::now();
+        let (evaluation, spent, limit) = evaluate_payload(&bytes, &prompt(&text));
+        let fired = evaluation.unwrap_or_else(|e| panic!("{name}: {e}")).fired.len();
+        assert!(fired >= 1, "{name}");
+        // Once: a few passes over the 900 KB prompt, not 2,000.
+        assert!(spent < 64 * text.len() as u64, "{name}: {spent} units of {limit}");
+        #[allow(clippy::print_stderr, reason = "a figure for the developer")]
+        {
+            eprintln!(
+                "2,000 {name} rules on a {} KB prompt: {:?}",
+                text.len() >> 10,
+                started.elapsed()
+            );
+        }
+    }
+}
+
+#[test]
+fn private_tags_and_namespaces_are_paid_for_per_byte() {
+    // Every `<` is checked against each private tag: 40,000 of them over 64 KiB of `<` is work
+    // no real pack asks for, and is refused.
+    let settings = Settings {
+        private_tags: (0..40_000).map(|i| format!("p{i}")).collect(),
+        ..Settings::default()
+    };
+    let mut capture =
+        rule("keep".into(), &[EventKind::UserPromptSubmit], Conditions::default(), "k".into());
+    capture.then.context = None;
+    capture.then.capture = Some(Capture { namespace: None, confidence: 0.9, markers: false });
+    let bytes = compiled(std::slice::from_ref(&capture), &settings);
+    let started = Instant::now();
+    let (evaluation, _, _) = evaluate_payload(&bytes, &prompt(&"<".repeat(64 << 10)));
+    assert_eq!(evaluation.err(), Some(ArtifactError::Effort));
+    #[allow(clippy::print_stderr, reason = "a figure for the developer")]
+    {
+        eprintln!("40,000 private tags over 64 KiB of `<`: refused after {:?}", started.elapsed());
+    }
+    // The default tags, the same text: captured.
+    let bytes = compiled(&[capture], &Settings::default());
+    let (evaluation, _, _) = evaluate_payload(&bytes, &prompt(&"<".repeat(64 << 10)));
+    assert_eq!(evaluation.unwrap().captures.len(), 1);
 }
