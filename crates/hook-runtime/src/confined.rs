@@ -110,7 +110,10 @@ fn refused(path: &Path, meta: &std::fs::Metadata) -> io::Error {
     let what = if meta.is_symlink() { "a symbolic link" } else { "not a folder" };
     io::Error::new(
         io::ErrorKind::PermissionDenied,
-        format!("{} is {what}; hookpack writes only inside its own folders", path.display()),
+        format!(
+            "{} is {what}; hookpack reads its rules from and writes only inside its own folders",
+            path.display()
+        ),
     )
 }
 

@@ -44,7 +44,9 @@ pub use exit::ExitStatus;
 pub use failure::FAIL_CLOSED_FILE;
 pub use failure::way_out;
 pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
-pub use rules::{Unusable, load as load_artifact, stale as staleness};
+pub use rules::{
+    Unusable, load as load_artifact, reachable as artifact_reachable, stale as staleness,
+};
 pub use stdin::MAX_STDIN_BYTES;
 
 use respond::Answer;

@@ -28,7 +28,8 @@ pub(crate) fn answer(
     env: &Env,
 ) -> Answer {
     let path = installation.artifact_path(env);
-    let bytes = match load(&path) {
+    let loaded = reachable(installation, env).and_then(|()| load(&path));
+    let bytes = match loaded {
         Ok(bytes) => bytes,
         Err(Unusable::Missing) => {
             return Answer::note(format!(
@@ -42,7 +43,7 @@ pub(crate) fn answer(
         Err(Unusable::Invalid(err)) => {
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
         }
-        Err(err @ Unusable::NotCompiledHere) => {
+        Err(err @ (Unusable::NotCompiledHere | Unusable::Linked(_))) => {
             return Answer::note(format!("{}: {err}; run `hookpack compile`", path.display()));
         }
     };
@@ -393,6 +394,9 @@ pub enum Unusable {
     Unreadable(std::io::Error),
     /// It was read but does not hold: truncated, another format, a wrong CRC.
     Invalid(ArtifactError),
+    /// A folder on its way below the project is a symbolic link: the artifact (and its stamp)
+    /// would come from elsewhere, compiled for something else.
+    Linked(std::io::Error),
     /// It holds, but `hookpack compile` did not write it here: no stamp beside it matches it.
     /// A committed or copied artifact may lack the user's own packs, their guards included, so
     /// hooks never answer from one (reference §5).
@@ -405,6 +409,7 @@ impl std::fmt::Display for Unusable {
             Unusable::Missing => f.write_str("there are no compiled rules"),
             Unusable::Unreadable(err) => write!(f, "cannot be read ({err})"),
             Unusable::Invalid(err) => err.fmt(f),
+            Unusable::Linked(err) => write!(f, "refused: {err}"),
             Unusable::NotCompiledHere => f.write_str(
                 "not compiled on this machine (no stamp of `hookpack compile` matches it: \
                  hooks never answer from a committed or copied artifact)",
@@ -440,8 +445,56 @@ pub fn load(path: &Path) -> Result<ArtifactBytes, Unusable> {
     };
     match attempt() {
         Err(Unusable::Invalid(_)) => attempt(),
+        // `hookpack compile` renames the new artifact into place, then writes its stamp: a
+        // hook in between waits for the stamp, when the artifact is that fresh.
+        Err(Unusable::NotCompiledHere) if just_written(path) => {
+            let mut outcome = Err(Unusable::NotCompiledHere);
+            for _ in 0..STAMP_POLLS {
+                std::thread::sleep(STAMP_POLL);
+                outcome = attempt();
+                if !matches!(outcome, Err(Unusable::NotCompiledHere)) {
+                    break;
+                }
+            }
+            outcome
+        }
         other => other,
     }
+}
+
+/// Whether the installation's artifact is reached through real folders only: a repository can
+/// commit `.claude/hookpack/compiled` as a link to another folder, where another artifact
+/// and its valid stamp lie (one compiled for another project, without the user's packs).
+/// `$HOOKPACK_ARTIFACT` is taken as given.
+///
+/// # Errors
+///
+/// [`Unusable::Linked`] naming the link.
+pub fn reachable(installation: &Installation, env: &Env) -> Result<(), Unusable> {
+    if env.artifact.is_some() {
+        return Ok(());
+    }
+    match Confined::of(installation).existing_dir("compiled") {
+        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(Unusable::Linked(err))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// How often, and how long apart, a hook looks again for the stamp of a fresh artifact.
+const STAMP_POLLS: u32 = 10;
+const STAMP_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Whether the file at `path` changed in the last two seconds (a compile may be writing its
+/// stamp).
+fn just_written(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(meta) = fs::metadata(path) else { return false };
+    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let age = i128::try_from(now.as_nanos()).unwrap_or(i128::MAX)
+        - (i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()));
+    (0..2_000_000_000).contains(&age)
 }
 
 /// The most of the sources a staleness check hashes in one run.

@@ -138,14 +138,17 @@ fn artifact(
     show: &dyn Fn(&Path) -> String,
 ) -> (Check, Option<String>) {
     let fix = hook_runtime::way_out(installation);
-    let bytes = match hook_runtime::load_artifact(path) {
+    let env = hook_runtime::Env::from_process();
+    let loaded = hook_runtime::artifact_reachable(installation, &env)
+        .and_then(|()| hook_runtime::load_artifact(path));
+    let bytes = match loaded {
         Ok(bytes) => bytes,
         Err(err) => {
             let what = match &err {
                 Unusable::Missing => "missing: no compiled rules".to_owned(),
                 Unusable::Unreadable(err) => format!("cannot be read ({err})"),
                 Unusable::Invalid(err) => err.to_string(),
-                err @ Unusable::NotCompiledHere => err.to_string(),
+                err @ (Unusable::NotCompiledHere | Unusable::Linked(_)) => err.to_string(),
             };
             let check = Check::new("artifact", Status::Problem, format!("{}: {what}", show(path)))
                 .fix(format!("{fix}; hooks answer without their rules until then"));

@@ -294,8 +294,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
         }
         figment = figment.admerge(Toml::string(source.text()));
     }
-    let env = env_config(env, &mut loaded.diagnostics);
-    figment = figment.admerge(Serialized::defaults(env));
+    figment = figment.admerge(Serialized::defaults(env_config(env, &mut loaded.diagnostics)));
     if !loaded.diagnostics.has_errors() {
         match figment.extract::<Config>() {
             Ok(config) => loaded.config = config,
@@ -357,6 +356,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
     }
 
     merge(&mut loaded);
+    keep_users_guards(&mut loaded, layout, env);
     check_automata(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
     let aliases = loaded.config.aliases();
@@ -597,6 +597,54 @@ fn merge(loaded: &mut Loaded) {
         })
     };
     loaded.active = order.iter().filter(|id| !disabled(id)).map(|id| winner[id]).collect();
+}
+
+/// Puts back the user's own fail-closed guards (those in force for the user alone: the builtin
+/// packs and the user's packs, minus the user's `disable`) that the project's files turned off
+/// or replaced. A cloned repository must not be able to switch off the guards its user relies
+/// on in every project (reference §5); the user turns them off in their own config.
+fn keep_users_guards(loaded: &mut Loaded, layout: &Layout, vars: &[(String, String)]) {
+    if layout.project.is_none() || layout.user.is_none() {
+        return;
+    }
+    let own = load(&Layout { project: None, user: layout.user.clone() }, vars);
+    if own.diagnostics.has_errors() {
+        return;
+    }
+    for guard in own.rules().into_iter().filter(|r| r.then.fail_closed && !r.when.never) {
+        let id = guard.full_id();
+        let active =
+            loaded.active.iter().position(|&(p, r)| loaded.packs[p].1.rules[r].full_id() == id);
+        // Replaced by a project's rule of the same id, it could match nothing: only the user's
+        // own version counts.
+        let in_force = active.is_some_and(|i| {
+            matches!(loaded.packs[loaded.active[i].0].0, Scope::Builtin | Scope::User)
+        });
+        if in_force {
+            continue;
+        }
+        // The user's version, as this load read it.
+        let Some(at) = loaded.packs.iter().enumerate().find_map(|(p, (scope, pack))| {
+            let own_scope = matches!(scope, Scope::Builtin | Scope::User);
+            let r = pack.rules.iter().position(|r| r.full_id() == id)?;
+            own_scope.then_some((p, r))
+        }) else {
+            continue;
+        };
+        match active {
+            Some(i) => loaded.active[i] = at,
+            None => loaded.active.push(at),
+        }
+        let (source, span) = (loaded.packs[at.0].1.source.clone(), guard.span.clone());
+        loaded.diagnostics.warning(
+            &source,
+            span,
+            format!(
+                "`{id}` is one of your own fail-closed guards; the project's files turn it off or \
+                 replace it, so yours stays in force here (turn it off in your own config)"
+            ),
+        );
+    }
 }
 
 /// The `*.toml` entries of `dir`, sorted: files, and anything else named so (a FIFO, a device,

@@ -570,6 +570,15 @@ reason = "Never delete the home folder."
     assert!(reason.contains("mine/no-rm-home"), "{reason}");
     assert!(reason.contains("not compiled on this machine"), "{reason}");
     assert!(reason.contains("hookpack compile --project"), "{reason}");
+    // Or the whole folder, linked to one compiled elsewhere on this machine (its stamp valid
+    // there): refused too.
+    std::fs::remove_dir_all(&compiled_dir).unwrap();
+    symlink(&elsewhere, &compiled_dir).unwrap();
+    let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf ~"), LIMIT));
+    assert_eq!(decision(&denied), Some("deny"), "{denied}");
+    let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    assert!(reason.contains("mine/no-rm-home"), "{reason}");
+    assert!(reason.contains("is a symbolic link"), "{reason}");
     // The project's own rules are not in force either: nothing answers from that artifact.
     let prompt =
         answer(&run(&root, EventKind::UserPromptSubmit, &json!({"prompt": "postgres"}), LIMIT));

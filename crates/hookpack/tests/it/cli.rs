@@ -547,3 +547,33 @@ fn a_project_compile_lists_the_users_own_guards_for_every_project() {
     assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
     assert!(!list.exists());
 }
+
+#[test]
+fn hooks_during_a_compile_answer_from_the_rules() {
+    // `compile` renames the new artifact into place, then writes its stamp: a hook in between
+    // must not take the artifact for one compiled elsewhere (a fail-closed guard would deny).
+    let closed = GUARD
+        .replace("reason = \"rm -rf / deletes", "fail = \"closed\"\nreason = \"rm -rf / deletes");
+    let dir = project("compile-race", &[(".claude/hookpack/packs/guard.toml", &closed)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let ls = json!({"hook_event_name": "PreToolUse", "session_id": "s", "transcript_path": "/t",
+                    "cwd": dir, "tool_name": "Bash", "tool_input": {"command": "ls"},
+                    "tool_use_id": "t"});
+    let compiler = {
+        let dir = dir.clone();
+        std::thread::spawn(move || {
+            for _ in 0..30 {
+                assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+            }
+        })
+    };
+    let mut hooks = 0;
+    while !compiler.is_finished() {
+        let (_, stdout, stderr) = hook(EventKind::PreToolUse, &dir, &ls);
+        assert!(!stdout.contains("deny"), "{stdout}");
+        assert_eq!(stderr, "", "hook {hooks}");
+        hooks += 1;
+    }
+    compiler.join().unwrap();
+    assert!(hooks > 10, "only {hooks} hooks ran during the compiles");
+}

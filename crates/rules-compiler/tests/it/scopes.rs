@@ -168,3 +168,62 @@ fn memory_config_is_layered_and_checked() {
         "{rendered}"
     );
 }
+
+#[test]
+fn a_projects_files_cannot_turn_off_the_users_fail_closed_guards() {
+    const MINE: &str = r#"[pack]
+name = "mine"
+
+[[rule]]
+id = "no-rm-home"
+on = "PreToolUse"
+tool = "Bash"
+regex = ['\brm\s+-rf\s+~']
+decision = "deny"
+fail = "closed"
+reason = "Never delete the home folder."
+"#;
+    let guard = |loaded: &rules_compiler::Loaded| {
+        loaded
+            .rules()
+            .iter()
+            .find(|r| r.full_id() == "mine/no-rm-home")
+            .map(|r| (r.then.fail_closed, r.when.regex.clone()))
+    };
+    let kept = Some((true, vec![r"\brm\s+-rf\s+~".to_owned()]));
+    for (name, file, text) in [
+        ("disabled", "project/.claude/hookpack/hookpack.toml", "disable = [\"mine/*\"]\n"),
+        (
+            "disabled-locally",
+            "project/.claude/hookpack/hookpack.local.toml",
+            "disable = [\"mine/no-rm-home\"]\n",
+        ),
+        (
+            "replaced",
+            "project/.claude/hookpack/packs/mine.toml",
+            "[pack]\nname = \"mine\"\n\n[[rule]]\nid = \"no-rm-home\"\non = \"PreToolUse\"\ntool = \"Bash\"\nregex = ['never matches: x{3}y']\ndecision = \"deny\"\nfail = \"closed\"\nreason = \"r\"\n",
+        ),
+    ] {
+        let dir =
+            folder(&format!("users-guard-{name}"), &[("user/packs/mine.toml", MINE), (file, text)]);
+        std::fs::create_dir_all(dir.join("project/.claude/hookpack")).unwrap();
+        let loaded = load(&layout(&dir), &[]);
+        assert!(!loaded.diagnostics.has_errors(), "{name}: {}", loaded.diagnostics.render());
+        assert_eq!(guard(&loaded), kept, "{name}");
+        let said = loaded.diagnostics.render();
+        assert!(said.contains("one of your own fail-closed guards"), "{name}: {said}");
+    }
+
+    // The user turns it off in their own config.
+    let dir = folder(
+        "users-guard-own-disable",
+        &[
+            ("user/packs/mine.toml", MINE),
+            ("user/hookpack.toml", "disable = [\"mine/no-rm-home\"]\n"),
+        ],
+    );
+    std::fs::create_dir_all(dir.join("project/.claude/hookpack")).unwrap();
+    let loaded = load(&layout(&dir), &[]);
+    assert_eq!(guard(&loaded), None);
+    assert!(loaded.diagnostics.is_empty(), "{}", loaded.diagnostics.render());
+}
