@@ -2,6 +2,8 @@
 //! `hookpack compile` wrote it here, and the fail-closed list beside it.
 
 use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use hook_engine::artifact::format::header;
 use hook_engine::artifact::stamp;
@@ -12,7 +14,9 @@ use crate::failure::FAIL_CLOSED_FILE;
 /// Writes `bytes` as `name` in `dir` (by a rename: a hook reading the old file is not
 /// disturbed), then its stamp `<name>.ok` (the file as it is after the rename: device, inode,
 /// length, times, CRC; `hook_engine::artifact::load`), then the fail-closed list `fail_closed`
-/// (removed when empty). Hooks answer only from an artifact whose stamp matches it.
+/// (removed when empty). Hooks answer only from an artifact whose stamp matches it; the folder
+/// is locked (`flock` on the folder itself) while they are written, and a hook that finds the
+/// artifact without its stamp waits for the lock ([`wait_for_compile`]).
 ///
 /// # Errors
 ///
@@ -23,6 +27,8 @@ pub fn write_compiled(
     bytes: &[u8],
     fail_closed: &str,
 ) -> io::Result<()> {
+    let lock = std::fs::File::open(dir.path())?;
+    lock.lock()?;
     dir.replace(name, bytes, true)?;
     let written = std::fs::symlink_metadata(dir.path().join(name))?;
     // The CRC the header holds: a hook checks that the stamp names it.
@@ -43,4 +49,20 @@ pub fn write_compiled(
         dir.replace(FAIL_CLOSED_FILE, fail_closed.as_bytes(), true)?;
     }
     Ok(())
+}
+
+/// How long a hook waits for a compile to finish writing.
+const COMPILE_WAIT: Duration = Duration::from_secs(2);
+
+/// Returns once no compile holds the lock of the folder `dir` ([`write_compiled`]), or after
+/// 2 s.
+pub(crate) fn wait_for_compile(dir: &Path) {
+    let Ok(folder) = std::fs::File::open(dir) else { return };
+    let started = Instant::now();
+    while let Err(std::fs::TryLockError::WouldBlock) = folder.try_lock_shared() {
+        if started.elapsed() >= COMPILE_WAIT {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

@@ -86,7 +86,7 @@ pub(crate) fn handle(
 
     let mut denied = None;
     if kind == EventKind::PreToolUse && answer.output.is_none() {
-        let rules = fail_closed_rules(installation, env, tool);
+        let (rules, users) = fail_closed_rules(installation, env, tool);
         if !rules.is_empty() {
             let tool = tool.unwrap_or("this tool");
             let mut output = HookOutput::empty(kind);
@@ -94,12 +94,19 @@ pub(crate) fn handle(
                 let s = &mut o.hook_specific_output;
                 s.permission_decision = Some(PermissionDecision::Deny);
                 let (what, fix) = if unreadable_payload {
+                    // A guard of the user's own is turned off in the user's config (a project's
+                    // files cannot: reference §1).
+                    let config = match (&users, env.user_config_dir()) {
+                        (users, Some(user)) if users.contains(&rules[0]) => {
+                            user.join("hookpack.toml").display().to_string()
+                        }
+                        _ => ".claude/hookpack/hookpack.local.toml".to_owned(),
+                    };
                     (
                         "this call's payload",
                         format!(
                             "update hookpack if Claude Code changed its payloads, or turn the \
-                             guard off with `disable = [\"{}\"]` in \
-                             .claude/hookpack/hookpack.local.toml and then {}",
+                             guard off with `disable = [\"{}\"]` in {config} and then {}",
                             rules[0],
                             way_out(installation)
                         ),
@@ -152,16 +159,22 @@ pub(crate) fn handle(
 /// The fail-closed rules that cover `tool`: those of the installation's list and, in a project,
 /// those of the user's own list (written by `hookpack compile --user`). A project's files cannot
 /// take the user's guards away: its list (or its missing artifact) only adds to them.
-fn fail_closed_rules(installation: &Installation, env: &Env, tool: Option<&str>) -> Vec<String> {
-    let mut lists = vec![installation.artifact_path(env).with_file_name(FAIL_CLOSED_FILE)];
-    if let Installation::Project { .. } = installation
-        && let Some(user) = env.user_config_dir()
-    {
-        lists.push(user.join(ARTIFACT_PATH).with_file_name(FAIL_CLOSED_FILE));
-    }
+/// Also returns those of the user's list.
+fn fail_closed_rules(
+    installation: &Installation,
+    env: &Env,
+    tool: Option<&str>,
+) -> (Vec<String>, Vec<String>) {
+    let own = covering(&installation.artifact_path(env).with_file_name(FAIL_CLOSED_FILE), tool);
+    let users = match (installation, env.user_config_dir()) {
+        (Installation::Project { .. }, Some(user)) => {
+            covering(&user.join(ARTIFACT_PATH).with_file_name(FAIL_CLOSED_FILE), tool)
+        }
+        _ => Vec::new(),
+    };
     let mut seen = std::collections::BTreeSet::new();
-    let all = lists.iter().flat_map(|list| covering(list, tool));
-    all.filter(|rule| seen.insert(rule.clone())).collect()
+    let all = own.into_iter().chain(users.iter().cloned());
+    (all.filter(|rule| seen.insert(rule.clone())).collect(), users)
 }
 
 /// The most a fail-closed list is read of: one line per rule.

@@ -445,18 +445,13 @@ pub fn load(path: &Path) -> Result<ArtifactBytes, Unusable> {
     };
     match attempt() {
         Err(Unusable::Invalid(_)) => attempt(),
-        // `hookpack compile` renames the new artifact into place, then writes its stamp: a
-        // hook in between waits for the stamp, when the artifact is that fresh.
-        Err(Unusable::NotCompiledHere) if just_written(path) => {
-            let mut outcome = Err(Unusable::NotCompiledHere);
-            for _ in 0..STAMP_POLLS {
-                std::thread::sleep(STAMP_POLL);
-                outcome = attempt();
-                if !matches!(outcome, Err(Unusable::NotCompiledHere)) {
-                    break;
-                }
+        // `hookpack compile` renames the new artifact into place, then writes its stamp,
+        // holding the folder's lock: a hook in between waits for it, then reads again.
+        Err(Unusable::NotCompiledHere) => {
+            if let Some(dir) = path.parent() {
+                crate::compiled::wait_for_compile(dir);
             }
-            outcome
+            attempt()
         }
         other => other,
     }
@@ -480,21 +475,6 @@ pub fn reachable(installation: &Installation, env: &Env) -> Result<(), Unusable>
         }
         _ => Ok(()),
     }
-}
-
-/// How often, and how long apart, a hook looks again for the stamp of a fresh artifact.
-const STAMP_POLLS: u32 = 10;
-const STAMP_POLL: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// Whether the file at `path` changed in the last two seconds (a compile may be writing its
-/// stamp).
-fn just_written(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    let Ok(meta) = fs::metadata(path) else { return false };
-    let now = std::time::SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let age = i128::try_from(now.as_nanos()).unwrap_or(i128::MAX)
-        - (i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()));
-    (0..2_000_000_000).contains(&age)
 }
 
 /// The most of the sources a staleness check hashes in one run.

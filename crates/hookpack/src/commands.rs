@@ -179,28 +179,31 @@ fn artifact_place(layout: &Layout) -> anyhow::Result<(ArtifactDir, String)> {
     Ok((ArtifactDir::Confined(Confined::of(&installation)), "rules.hpk".to_owned()))
 }
 
-/// Lists the user's own fail-closed rules (builtin and user scopes, as `compile --user` would)
-/// in the user folder, on every project compile: a hook in a project whose rules cannot be
-/// read (a missing, committed or damaged artifact) denies what they cover too (reference §5).
-/// Returns how many there are and where the list is; `None` without a project or user packs.
+/// Lists the user's own fail-closed rules (builtin and user scopes, as `compile --user` would,
+/// without the environment's `HOOKPACK_*` variables, which a project's tools may set) in the
+/// user folder, on every project compile: a hook in a project whose rules cannot be read (a
+/// missing, committed or damaged artifact) denies what they cover too (reference §5). Returns
+/// how many there are and where the list is; `None` without a project or a user folder.
 fn refresh_user_guards(layout: &Layout) -> anyhow::Result<Option<(usize, PathBuf)>> {
     let (Some(_), Some(user)) = (&layout.project, &layout.user) else { return Ok(None) };
-    if !user.join("packs").is_dir() {
+    if !user.is_dir() {
         return Ok(None);
     }
-    let loaded = load(&Layout { project: None, user: Some(user.clone()) }, &environment());
+    let loaded = load(&Layout { project: None, user: Some(user.clone()) }, &[]);
     // Errors in the user's packs stopped the project's compile already.
     anyhow::ensure!(!loaded.diagnostics.has_errors(), "the user's packs have errors");
     let list = fail_closed_list(&loaded.rules());
-    let dir = Confined::of(&Installation::User { dir: user.clone() }).dir("compiled")?;
-    let path = dir.path().join(hook_runtime::FAIL_CLOSED_FILE);
+    let confined = Confined::of(&Installation::User { dir: user.clone() });
+    let path = confined.path().join("compiled").join(hook_runtime::FAIL_CLOSED_FILE);
     if list.is_empty() {
-        match dir.remove(hook_runtime::FAIL_CLOSED_FILE) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err.into()),
-            _ => {}
+        if let Some(dir) = confined.existing_dir("compiled")? {
+            match dir.remove(hook_runtime::FAIL_CLOSED_FILE) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err.into()),
+                _ => {}
+            }
         }
     } else {
-        dir.replace(hook_runtime::FAIL_CLOSED_FILE, list.as_bytes(), true)?;
+        confined.dir("compiled")?.replace(hook_runtime::FAIL_CLOSED_FILE, list.as_bytes(), true)?;
     }
     Ok(Some((list.lines().count(), path)))
 }

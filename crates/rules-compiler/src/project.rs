@@ -356,7 +356,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
     }
 
     merge(&mut loaded);
-    keep_users_guards(&mut loaded, layout, env);
+    keep_users_guards(&mut loaded, layout);
     check_automata(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
     let aliases = loaded.config.aliases();
@@ -602,40 +602,45 @@ fn merge(loaded: &mut Loaded) {
 /// Puts back the user's own fail-closed guards (those in force for the user alone: the builtin
 /// packs and the user's packs, minus the user's `disable`) that the project's files turned off
 /// or replaced. A cloned repository must not be able to switch off the guards its user relies
-/// on in every project (reference §5); the user turns them off in their own config.
-fn keep_users_guards(loaded: &mut Loaded, layout: &Layout, vars: &[(String, String)]) {
+/// on in every project (reference §5); the user turns them off in their own config. The
+/// environment's `HOOKPACK_*` variables do not count here: they may be set by a project's tools
+/// (direnv) as much as by the user.
+fn keep_users_guards(loaded: &mut Loaded, layout: &Layout) {
     if layout.project.is_none() || layout.user.is_none() {
         return;
     }
-    let own = load(&Layout { project: None, user: layout.user.clone() }, vars);
+    let own = load(&Layout { project: None, user: layout.user.clone() }, &[]);
     if own.diagnostics.has_errors() {
         return;
     }
-    for guard in own.rules().into_iter().filter(|r| r.then.fail_closed && !r.when.never) {
-        let id = guard.full_id();
-        let active =
-            loaded.active.iter().position(|&(p, r)| loaded.packs[p].1.rules[r].full_id() == id);
-        // Replaced by a project's rule of the same id, it could match nothing: only the user's
-        // own version counts.
-        let in_force = active.is_some_and(|i| {
-            matches!(loaded.packs[loaded.active[i].0].0, Scope::Builtin | Scope::User)
-        });
-        if in_force {
+    for &(own_p, own_r) in &own.active {
+        let (own_scope, own_pack) = &own.packs[own_p];
+        let guard = &own_pack.rules[own_r];
+        if !guard.then.fail_closed || guard.when.never {
             continue;
         }
-        // The user's version, as this load read it.
+        let id = guard.full_id();
+        // The same rule in this load: the same scope, the same file (a user pack may replace a
+        // builtin rule of the same id: the user's version is the guard).
         let Some(at) = loaded.packs.iter().enumerate().find_map(|(p, (scope, pack))| {
-            let own_scope = matches!(scope, Scope::Builtin | Scope::User);
-            let r = pack.rules.iter().position(|r| r.full_id() == id)?;
-            own_scope.then_some((p, r))
+            if scope != own_scope || pack.source.path() != own_pack.source.path() {
+                return None;
+            }
+            Some((p, pack.rules.iter().position(|r| r.full_id() == id)?))
         }) else {
             continue;
         };
+        let active =
+            loaded.active.iter().position(|&(p, r)| loaded.packs[p].1.rules[r].full_id() == id);
+        if active.is_some_and(|i| loaded.active[i] == at) {
+            continue;
+        }
         match active {
             Some(i) => loaded.active[i] = at,
             None => loaded.active.push(at),
         }
-        let (source, span) = (loaded.packs[at.0].1.source.clone(), guard.span.clone());
+        let pack = &loaded.packs[at.0].1;
+        let (source, span) = (pack.source.clone(), pack.rules[at.1].span.clone());
         loaded.diagnostics.warning(
             &source,
             span,

@@ -541,6 +541,13 @@ reason = "Never delete the home folder."
     write_artifact(&root, &compiled(&root));
     let denied = answer(&run(&root, EventKind::PreToolUse, &bash("rm -rf ~"), LIMIT));
     assert_eq!(decision(&denied), Some("deny"), "{denied}");
+    // A payload it cannot read: denied; the user's own guard is turned off in the user's
+    // config, not the project's (which cannot).
+    let unreadable = json!({"tool_name": "Bash", "tool_input": "rm -rf ~"});
+    let denied = answer(&run(&root, EventKind::PreToolUse, &unreadable, LIMIT));
+    let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    let config = user.join("hookpack.toml");
+    assert!(reason.contains(&config.display().to_string()), "{reason}");
 
     // The repository commits an artifact compiled elsewhere without them, with the stamp from
     // there and no fail-closed list: it is not used, and the user's guard still denies.

@@ -16,7 +16,7 @@
 //! by thousands of rules cannot fill the memory before the work allowance runs out.
 //!
 //! The allowance also grows with the payload: rules scan its text, so a long payload
-//! legitimately costs more (128 more scans of it are allowed).
+//! legitimately costs more (128 more scans of it are allowed, up to 8 times the base).
 //!
 //! A unit is about a nanosecond of work, as measured: a list word; a string read costs 8 and a
 //! unit per 8 bytes; a byte of text scanned by an automaton or of JSON parsed costs 4. The
@@ -35,6 +35,10 @@ const BASE: u64 = 1 << 29;
 /// Passes over the payload's text that every evaluation may make on top: rules scan the
 /// payload, so a long one legitimately costs more (100 regexes over a 2 MiB `Write` fit).
 const PAYLOAD_PASSES: u64 = 128;
+
+/// The most the payload adds: 8 times the base, a few seconds of work (a 64 MiB payload of
+/// numbers could otherwise buy minutes).
+const MAX_PAYLOAD_GROWTH: u64 = 8 * BASE;
 
 /// Bytes any evaluation may keep whatever the artifact's size.
 const KEEP: u64 = 64 << 20;
@@ -57,7 +61,8 @@ impl Effort {
     /// whose strings hold `payload_text` bytes: [`PAYLOAD_PASSES`] scans of them more.
     pub fn for_evaluation(artifact_len: usize, payload_text: usize) -> Effort {
         let len = artifact_len as u64;
-        let scans = (payload_text as u64).saturating_mul(4 * PAYLOAD_PASSES);
+        let scans =
+            (payload_text as u64).saturating_mul(4 * PAYLOAD_PASSES).min(MAX_PAYLOAD_GROWTH);
         Effort::with_limits(
             BASE.saturating_add(len).saturating_add(scans),
             KEEP.saturating_add(len),
@@ -175,5 +180,6 @@ mod tests {
         assert_eq!(Effort::for_artifact(0).limit(), BASE);
         assert_eq!(Effort::for_artifact(1 << 20).limit(), BASE + (1 << 20));
         assert_eq!(Effort::for_evaluation(0, 10).limit(), BASE + 10 * 4 * PAYLOAD_PASSES);
+        assert_eq!(Effort::for_evaluation(0, 1 << 30).limit(), BASE + MAX_PAYLOAD_GROWTH);
     }
 }

@@ -577,3 +577,31 @@ fn hooks_during_a_compile_answer_from_the_rules() {
     compiler.join().unwrap();
     assert!(hooks > 10, "only {hooks} hooks ran during the compiles");
 }
+
+#[test]
+fn the_users_builtin_guards_are_listed_too() {
+    // The user names the builtin guard pack and has no packs of their own.
+    let dir = project(
+        "user-builtin-guards",
+        &[(".no-user-config/hookpack/hookpack.toml", "builtin = [\"guard\"]\n")],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let list = dir.join(".no-user-config/hookpack/compiled/fail-closed.txt");
+    let listed = std::fs::read_to_string(&list).unwrap();
+    assert!(listed.starts_with("guard/"), "{listed}");
+    // A `HOOKPACK_DISABLE` in one compile's environment does not take them off the list.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hookpack"))
+        .arg("compile")
+        .current_dir(&dir)
+        .env_clear()
+        .env("XDG_CONFIG_HOME", dir.join(".no-user-config"))
+        .env("HOOKPACK_DISABLE", "guard/*")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&list).unwrap(), listed);
+    // The user turns the pack off: the list goes.
+    std::fs::write(dir.join(".no-user-config/hookpack/hookpack.toml"), "").unwrap();
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    assert!(!list.exists());
+}

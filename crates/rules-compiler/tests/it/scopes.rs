@@ -227,3 +227,49 @@ reason = "Never delete the home folder."
     assert_eq!(guard(&loaded), None);
     assert!(loaded.diagnostics.is_empty(), "{}", loaded.diagnostics.render());
 }
+
+#[test]
+fn the_users_version_of_a_builtin_guard_is_the_one_kept() {
+    // The user's pack replaces a builtin rule (ask, fail open) with a fail-closed deny.
+    const MINE: &str = r#"[pack]
+name = "guard"
+
+[[rule]]
+id = "git-reset-hard"
+on = "PreToolUse"
+tool = "Bash"
+regex = ['\bgit\s+reset\s+--hard\b']
+decision = "deny"
+fail = "closed"
+reason = "mine: never"
+"#;
+    let rule = |loaded: &rules_compiler::Loaded| {
+        loaded
+            .rules()
+            .iter()
+            .find(|r| r.full_id() == "guard/git-reset-hard")
+            .map(|r| (r.then.fail_closed, r.then.reason.clone()))
+    };
+    let mine = Some((true, Some("mine: never".to_owned())));
+    for (name, user_config, project_config) in [
+        ("user-names-builtin", "builtin = [\"guard\"]\n", "disable = [\"guard/git-reset-hard\"]\n"),
+        (
+            "project-names-builtin",
+            "",
+            "builtin = [\"guard\"]\ndisable = [\"guard/git-reset-hard\"]\n",
+        ),
+        ("project-names-builtin-only", "", "builtin = [\"guard\"]\n"),
+    ] {
+        let dir = folder(
+            &format!("users-builtin-guard-{name}"),
+            &[
+                ("user/packs/guard.toml", MINE),
+                ("user/hookpack.toml", user_config),
+                ("project/.claude/hookpack/hookpack.toml", project_config),
+            ],
+        );
+        let loaded = load(&layout(&dir), &[]);
+        assert!(!loaded.diagnostics.has_errors(), "{name}: {}", loaded.diagnostics.render());
+        assert_eq!(rule(&loaded), mine, "{name}: {}", loaded.diagnostics.render());
+    }
+}
