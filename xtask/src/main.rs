@@ -6,7 +6,8 @@
 //! - `demo`: replays `examples/` through the real binaries and prints each answer;
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
 //! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`;
-//! - `fuzz [TARGET] [--seconds N]`: libFuzzer on stable, each target (or one) for N seconds.
+//! - `fuzz [TARGET] [--seconds N]`: libFuzzer on stable, each target (or one) for N seconds;
+//! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
 mod bench;
@@ -15,6 +16,7 @@ mod bench_rules;
 mod codegen;
 mod compile_rules;
 mod demo;
+mod e2e;
 mod fuzz;
 mod release;
 mod tidy;
@@ -36,6 +38,8 @@ commands:
   fuzz [TARGET] [--seconds N]
                       build the libFuzzer targets (fuzz/) and run each (payload, pack, artifact,
                       memory), or TARGET, for N seconds (default 60); fails if one finds an input
+  e2e [SCENARIO...]   install the pinned Claude Code and run e2e/scenarios/ (or those named)
+                      against a scripted model
 ";
 
 fn main() -> ExitCode {
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         ["demo"] => demo::run(),
         ["dist"] => release::dist(),
         ["fuzz", rest @ ..] => fuzz::run(rest),
+        ["e2e", rest @ ..] => e2e::run(rest),
         ["tidy"] => tidy::run(),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");

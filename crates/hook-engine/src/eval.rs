@@ -925,8 +925,11 @@ impl<'a> Engine<'a> {
             }
         }
 
+        // Claude Code continues the turn on a Stop's block and on its context alike: either
+        // given again while a stop hook is active would loop (reference §2.2).
         let code = r.get(rule::KINDS).to_le_bytes()[1];
-        if code == decision::BLOCK
+        let continues = code == decision::BLOCK || r.str_ref(rule::CONTEXT_S).len > 0;
+        if continues
             && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
             && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
             && r.get(rule::FLAGS) & flag::REPEAT == 0

@@ -743,10 +743,13 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             "Stop and SubagentStop",
         ) {
             then.repeat = value.get_ref().as_bool().unwrap_or(false);
-            if then.repeat && then.decision != Some(Decision::Block) {
+            if then.repeat && then.decision != Some(Decision::Block) && then.context.is_none() {
                 self.reader.warning(
                     value.span(),
-                    format!("`repeat` only matters for a blocking rule (rule `{}`)", self.id),
+                    format!(
+                        "`repeat` only matters for a rule that blocks or gives context (rule `{}`)",
+                        self.id
+                    ),
                 );
             }
         }

@@ -229,7 +229,7 @@ pub(crate) static RULE: Table = Table {
         key(
             "repeat",
             Shape::Bool,
-            "Stop/SubagentStop: block even when a stop hook is already active.",
+            "Stop/SubagentStop: block or give context even when a stop hook is already active.",
         ),
         key("recall", Shape::Table(&RECALL), "Inject stored memories that match."),
         key(

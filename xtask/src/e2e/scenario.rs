@@ -1,0 +1,199 @@
+//! A scenario of `e2e/scenarios/*.toml`: the project, the prompt, the model's script, and what
+//! must be seen.
+//!
+//! ```toml
+//! description = "a keyword rule's context reaches the model with the prompt"
+//! prompt = "add a postgres migration"
+//! [files]
+//! ".claude/hookpack/packs/db.toml" = '''…'''
+//! [[turn]]                      # the model's answers to the main conversation, in order
+//! tool = "Bash"
+//! input = { command = "ls" }
+//! [[turn]]
+//! text = "Done."
+//! [expect]
+//! requests = ["Migrations live in db/migrations"]   # each in some request the model got
+//! not_requests = []                                   # in none
+//! output = []                                         # in the CLI's stream-json output
+//! not_output = []
+//! debug = []                                          # in Claude Code's debug log
+//! not_debug = ["hook error"]
+//! max_requests = 3                                    # requests of the main conversation
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::stub::Turn;
+
+/// A scenario as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scenario {
+    /// What it shows.
+    #[allow(dead_code, reason = "for the reader of the scenario")]
+    pub(crate) description: String,
+    /// The prompt given with `-p`.
+    pub(crate) prompt: String,
+    /// The model the stub says it is.
+    #[serde(default = "default_model")]
+    pub(crate) model: String,
+    /// `--permission-mode`.
+    #[serde(default = "default_permission_mode")]
+    pub(crate) permission_mode: String,
+    /// The project's files, by path relative to its root.
+    #[serde(default)]
+    pub(crate) files: BTreeMap<String, String>,
+    /// The model's script.
+    #[serde(default, rename = "turn")]
+    turns: Vec<TurnSpec>,
+    /// What must be seen.
+    #[serde(default)]
+    pub(crate) expect: Expect,
+}
+
+fn default_model() -> String {
+    "claude-opus-5-5".to_owned()
+}
+
+fn default_permission_mode() -> String {
+    "bypassPermissions".to_owned()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TurnSpec {
+    text: Option<String>,
+    tool: Option<String>,
+    input: Option<toml::Value>,
+}
+
+/// The expectations.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Expect {
+    #[serde(default)]
+    requests: Vec<String>,
+    #[serde(default)]
+    not_requests: Vec<String>,
+    #[serde(default)]
+    output: Vec<String>,
+    #[serde(default)]
+    not_output: Vec<String>,
+    #[serde(default)]
+    debug: Vec<String>,
+    #[serde(default)]
+    not_debug: Vec<String>,
+    max_requests: Option<usize>,
+}
+
+/// What a run showed.
+pub(crate) struct Seen<'a> {
+    pub(crate) requests: &'a [(String, Value)],
+    pub(crate) stdout: &'a str,
+    pub(crate) debug: &'a str,
+    pub(crate) overruns: usize,
+}
+
+impl Scenario {
+    pub(crate) fn read(path: &Path) -> anyhow::Result<Scenario> {
+        let text = std::fs::read_to_string(path)?;
+        let scenario: Scenario =
+            toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+        for (i, turn) in scenario.turns.iter().enumerate() {
+            anyhow::ensure!(
+                turn.text.is_some() != turn.tool.is_some(),
+                "{}: turn {} needs `text` or `tool`",
+                path.display(),
+                i + 1
+            );
+        }
+        Ok(scenario)
+    }
+
+    pub(crate) fn turns(&self) -> Vec<Turn> {
+        self.turns
+            .iter()
+            .map(|t| match (&t.text, &t.tool) {
+                (Some(text), _) => Turn::Text(text.clone()),
+                (None, tool) => {
+                    let input =
+                        t.input.clone().map_or(Value::Object(serde_json::Map::new()), |v| {
+                            serde_json::to_value(v).unwrap_or_default()
+                        });
+                    Turn::Tool(tool.clone().unwrap_or_default(), input)
+                }
+            })
+            .collect()
+    }
+}
+
+impl Expect {
+    /// The expectations `seen` breaks, said for the developer.
+    pub(crate) fn check(&self, seen: &Seen<'_>, project: &Path) -> Vec<String> {
+        // What the model was shown: the main conversation's requests (those that offer tools).
+        let main: Vec<String> = seen
+            .requests
+            .iter()
+            .filter(|(_, body)| {
+                body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
+            })
+            .map(|(_, body)| body.to_string())
+            .collect();
+        let mut problems = Vec::new();
+        let root = project.display().to_string();
+        let has = |text: &str, what: &str| text.contains(&what.replace("{project}", &root));
+        for what in &self.requests {
+            if !main.iter().any(|r| has(r, what)) {
+                problems.push(format!("no request showed the model `{what}`"));
+            }
+        }
+        for what in &self.not_requests {
+            if let Some(i) = main.iter().position(|r| has(r, what)) {
+                problems.push(format!("request {} showed the model `{what}`", i + 1));
+            }
+        }
+        for (list, text, negated, place) in [
+            (&self.output, seen.stdout, false, "the CLI's output"),
+            (&self.not_output, seen.stdout, true, "the CLI's output"),
+            (&self.debug, seen.debug, false, "the debug log"),
+            (&self.not_debug, seen.debug, true, "the debug log"),
+        ] {
+            for what in list {
+                match (has(text, what), negated) {
+                    (false, false) => problems.push(format!("`{what}` is not in {place}")),
+                    (true, true) => problems.push(format!("`{what}` is in {place}")),
+                    _ => {}
+                }
+            }
+        }
+        // Whatever the scenario: Claude Code accepted every hook's output.
+        for what in ["hook output invalid", "unrecognized keys", "incorrect event name"] {
+            if seen.debug.to_lowercase().contains(what) {
+                problems.push(format!("Claude Code's debug log says `{what}`"));
+            }
+        }
+        if let Some(max) = self.max_requests
+            && main.len() > max
+        {
+            problems.push(format!(
+                "{} requests of the main conversation, at most {max} expected",
+                main.len()
+            ));
+        }
+        if seen.overruns > 0 {
+            problems.push(format!(
+                "the model was asked {} turn(s) more than the script has",
+                seen.overruns
+            ));
+        }
+        if main.is_empty() && self.requests.iter().chain(&self.not_requests).next().is_some() {
+            problems.push("the model was never asked".to_owned());
+        }
+        problems
+    }
+}
