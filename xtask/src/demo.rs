@@ -167,7 +167,7 @@ fn append_transcript(path: &Path, n: usize, step: &TranscriptStep) -> anyhow::Re
         let entry = serde_json::json!({
             "type": "assistant", "uuid": format!("demo-{n}"), "isSidechain": false,
             "message": {
-                "id": format!("msg_demo_{n}"), "model": "claude-opus-4-7", "role": "assistant",
+                "id": format!("msg_demo_{n}"), "model": "claude-sonnet-4-5", "role": "assistant",
                 "content": [{ "type": "text", "text": "…" }],
                 "usage": { "input_tokens": 12, "cache_creation_input_tokens": 800,
                            "cache_read_input_tokens": tokens.saturating_sub(812),

@@ -326,7 +326,7 @@ pub enum Mode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::struct_excessive_bools, reason = "independent facts the compiler found")]
 pub struct Settings {
-    /// The context window, in tokens.
+    /// The context window, in tokens; 0 for the model's (`hook_model::context_window`).
     pub window_tokens: u32,
     /// Remaining % at or above which fresh, moderate and depleted start.
     pub brackets: [u32; 3],
@@ -364,8 +364,12 @@ impl Settings {
     /// The remaining percent estimated from the prompts since the session started or was last
     /// compacted, when the transcript tells nothing: each prompt counts 1,500 tokens, plus 20%.
     pub fn estimate_remaining(&self, prompts: u64) -> f64 {
+        let window = match self.window_tokens {
+            0 => u32::try_from(hook_model::DEFAULT_CONTEXT_WINDOW).unwrap_or(u32::MAX),
+            configured => configured,
+        };
         #[allow(clippy::cast_precision_loss, reason = "prompt counts are far below 2^52")]
-        let used = prompts as f64 * 1500.0 * 1.2 * 100.0 / f64::from(self.window_tokens.max(1));
+        let used = prompts as f64 * 1500.0 * 1.2 * 100.0 / f64::from(window);
         (100.0 - used).max(0.0)
     }
 

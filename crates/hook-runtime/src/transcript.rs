@@ -10,6 +10,7 @@ use std::path::Path;
 
 use hook_engine::bounded::open_regular;
 use hook_engine::{Bracket, Settings};
+use hook_model::{DEFAULT_CONTEXT_WINDOW, context_window, window_holding};
 use serde_json::Value;
 
 /// The most of a transcript read from its end.
@@ -103,11 +104,15 @@ fn judge(line: &[u8]) -> Option<Usage> {
     Some(Usage::Known { tokens, model: model.map(str::to_owned) })
 }
 
-/// The context window of `model`: `configured`, unless the model is known to have 1,000,000
-/// tokens and the configuration kept the default.
-pub fn window(model: Option<&str>, configured: u32) -> u64 {
-    let one_million = model.is_some_and(|m| m.contains("[1m]") || m.starts_with("claude-sonnet-5"));
-    if one_million && configured == 200_000 { 1_000_000 } else { u64::from(configured.max(1)) }
+/// The context window holding `tokens` of `model`: `configured` (the config's `window_tokens`
+/// or `HOOKPACK_WINDOW_TOKENS`), else the model's (`hook_model::context_window`), else 200,000;
+/// larger when the context already exceeds it (it cannot be more than full).
+pub fn window(model: Option<&str>, configured: u32, tokens: u64) -> u64 {
+    let assumed = match configured {
+        0 => model.and_then(context_window).unwrap_or(DEFAULT_CONTEXT_WINDOW),
+        configured => u64::from(configured),
+    };
+    window_holding(tokens, assumed)
 }
 
 /// The context bracket of one event, and how it was found.
@@ -167,7 +172,7 @@ pub fn reading_from(
     let why = match tail {
         Ok((Usage::Known { tokens, model }, read)) => {
             let (tokens, read) = (*tokens, *read);
-            let window = window(model.as_deref(), window_tokens);
+            let window = window(model.as_deref(), window_tokens, tokens);
             #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
             let remaining = (100.0 - tokens as f64 * 100.0 / window as f64).max(0.0);
             return Reading {
@@ -310,9 +315,12 @@ mod tests {
 
     #[test]
     fn windows() {
-        assert_eq!(window(Some("claude-opus-4-7"), 200_000), 200_000);
-        assert_eq!(window(Some("claude-sonnet-5"), 200_000), 1_000_000);
-        assert_eq!(window(Some("claude-opus-4-7[1m]"), 200_000), 1_000_000);
-        assert_eq!(window(Some("claude-sonnet-5"), 500_000), 500_000);
+        // The model's, unless configured; never less than the context.
+        assert_eq!(window(Some("claude-opus-5-5"), 0, 130_000), 1_000_000);
+        assert_eq!(window(Some("claude-sonnet-4-5"), 0, 130_000), 200_000);
+        assert_eq!(window(Some("claude-sonnet-4-5[1m]"), 0, 130_000), 1_000_000);
+        assert_eq!(window(None, 0, 130_000), 200_000);
+        assert_eq!(window(Some("claude-opus-5-5"), 500_000, 130_000), 500_000);
+        assert_eq!(window(Some("claude-sonnet-4-5"), 0, 250_000), 1_000_000);
     }
 }

@@ -14,7 +14,7 @@ use crate::model::{
 /// Settings from the config that the hooks need.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
-    /// The context window, in tokens.
+    /// The context window, in tokens; 0 for the model's (`hook_model::context_window`).
     pub window_tokens: u32,
     /// Remaining % at or above which fresh, moderate and depleted start.
     pub brackets: [u32; 3],
@@ -35,7 +35,7 @@ impl Default for Settings {
         use hook_engine::memory::{DEFAULT_ALIASES, DEFAULT_NAMESPACES, DEFAULT_PRIVATE_TAGS};
         let owned = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect();
         Settings {
-            window_tokens: 200_000,
+            window_tokens: 0,
             brackets: [60, 40, 25],
             budget: [800, 1500, 2000, 2500],
             max_age_days: 7,

@@ -47,8 +47,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     let mut failed = Vec::new();
     for (name, path) in &scenarios {
         let started = Instant::now();
-        let scenario = Scenario::read(path)?;
-        match run_scenario(name, &scenario, &claude, &bin_dir) {
+        match Scenario::read(path).and_then(|s| run_scenario(name, &s, &claude, &bin_dir)) {
             Ok(()) => println!("ok    {name} ({:.1} s)", started.elapsed().as_secs_f64()),
             Err(err) => {
                 println!("FAIL  {name}: {err:#}");
@@ -157,7 +156,7 @@ fn run_scenario(
         String::from_utf8_lossy(&compile.stderr)
     );
 
-    let stub = Stub::start(scenario.turns(), &scenario.model)?;
+    let stub = Stub::start(scenario.turns(), &scenario.model, scenario.context_tokens)?;
     let debug_log = base.join("claude-debug.log");
     let mut command = Command::new(claude);
     command

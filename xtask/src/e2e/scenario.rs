@@ -42,6 +42,9 @@ pub(crate) struct Scenario {
     /// The model the stub says it is.
     #[serde(default = "default_model")]
     pub(crate) model: String,
+    /// The tokens in the context, as the model's answers report them.
+    #[serde(default = "default_tokens")]
+    pub(crate) context_tokens: u64,
     /// `--permission-mode`.
     #[serde(default = "default_permission_mode")]
     pub(crate) permission_mode: String,
@@ -58,6 +61,10 @@ pub(crate) struct Scenario {
 
 fn default_model() -> String {
     "claude-opus-5-5".to_owned()
+}
+
+fn default_tokens() -> u64 {
+    1000
 }
 
 fn default_permission_mode() -> String {

@@ -43,7 +43,7 @@ pub(crate) struct Stub {
 
 impl Stub {
     /// Starts answering on a free port from `script`.
-    pub(crate) fn start(script: Vec<Turn>, model: &str) -> anyhow::Result<Stub> {
+    pub(crate) fn start(script: Vec<Turn>, model: &str, tokens: u64) -> anyhow::Result<Stub> {
         let listener = TcpListener::bind("127.0.0.1:0").context("binding the API stub")?;
         let url = format!("http://{}", listener.local_addr()?);
         let log = Arc::new(Mutex::new(Log::default()));
@@ -54,7 +54,7 @@ impl Stub {
                 let (log, script, model) =
                     (Arc::clone(&shared), Arc::clone(&script), model.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &log, &script, &model);
+                    let _ = serve(stream, &log, &script, &model, tokens);
                 });
             }
         });
@@ -77,6 +77,7 @@ fn serve(
     log: &Mutex<Log>,
     script: &Mutex<VecDeque<Turn>>,
     model: &str,
+    tokens: u64,
 ) -> anyhow::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut writer = stream;
@@ -133,7 +134,7 @@ fn serve(
         };
         let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
         let n = lock(log).requests.len();
-        let message = message(&turn, model, n);
+        let message = message(&turn, model, n, tokens);
         if stream {
             let mut events = String::new();
             for (name, data) in events_of(&message) {
@@ -156,8 +157,8 @@ fn serve(
     }
 }
 
-/// The whole message for `turn`.
-fn message(turn: &Turn, model: &str, n: usize) -> Value {
+/// The whole message for `turn`, as if `tokens` were in the context.
+fn message(turn: &Turn, model: &str, n: usize, tokens: u64) -> Value {
     let (content, stop) = match turn {
         Turn::Text(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
         Turn::Tool(name, input) => (
@@ -173,7 +174,7 @@ fn message(turn: &Turn, model: &str, n: usize) -> Value {
         "content": content,
         "stop_reason": stop,
         "stop_sequence": null,
-        "usage": {"input_tokens": 1000, "output_tokens": 20,
+        "usage": {"input_tokens": tokens, "output_tokens": 20,
                   "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
     })
 }
@@ -223,7 +224,7 @@ mod tests {
 
     #[test]
     fn a_tool_turn_streams_its_input_as_json_deltas() {
-        let message = message(&Turn::Tool("Bash".into(), json!({"command": "ls"})), "m", 1);
+        let message = message(&Turn::Tool("Bash".into(), json!({"command": "ls"})), "m", 1, 10);
         let events = events_of(&message);
         let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
         assert_eq!(

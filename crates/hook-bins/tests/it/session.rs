@@ -109,7 +109,7 @@ fn assistant_turn(root: &Path, id: &str, tokens: u64) {
         &json!({
             "type": "assistant", "uuid": format!("u-{id}"), "isSidechain": false,
             "message": {
-                "id": format!("msg_{id}"), "model": "claude-opus-4-7", "role": "assistant",
+                "id": format!("msg_{id}"), "model": "claude-sonnet-4-5", "role": "assistant",
                 "content": [{ "type": "text", "text": "ok" }],
                 "usage": { "input_tokens": 10, "cache_creation_input_tokens": 0,
                            "cache_read_input_tokens": tokens - 10, "output_tokens": 5 }

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -227,7 +227,7 @@ pub mod once {
 
 /// Words of the settings section.
 pub mod settings {
-    /// The context window in tokens.
+    /// The context window in tokens; 0 for the model's.
     pub const WINDOW_TOKENS: usize = 0;
     /// Remaining % where fresh, moderate and depleted start: 3 words.
     pub const BRACKETS: usize = 1;

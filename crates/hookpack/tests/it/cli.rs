@@ -177,7 +177,7 @@ fn broken_artifacts_fail_open_and_say_so() {
                 b[8] = 99;
                 b
             },
-            "artifact format 99, but this hook reads format 4",
+            "artifact format 99, but this hook reads format 5",
         ),
         (
             "flipped byte",
@@ -299,7 +299,7 @@ fn brackets_come_from_the_transcript_tail() {
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "/p",
                         "transcript_path": transcript, "prompt": "go on"});
     for (tokens, expected) in [(190_000, "write a handoff"), (10_000, "Plenty of room")] {
-        let line = json!({"type": "assistant", "message": {"id": "msg_1", "model": "claude-opus-4-7",
+        let line = json!({"type": "assistant", "message": {"id": "msg_1", "model": "claude-sonnet-4-5",
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 10}}});
         std::fs::write(&transcript, format!("{line}\n")).unwrap();
         let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);

@@ -88,7 +88,7 @@ fn explain_reads_the_session_and_shows_what_the_budget_dropped() {
     std::fs::write(
         &transcript,
         serde_json::json!({"type": "assistant", "uuid": "a", "isSidechain": false,
-            "message": {"id": "msg_1", "model": "claude-opus-4-7", "role": "assistant",
+            "message": {"id": "msg_1", "model": "claude-sonnet-4-5", "role": "assistant",
                 "content": [], "usage": {"input_tokens": 5, "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 169_995, "output_tokens": 1}}})
         .to_string()
