@@ -144,9 +144,10 @@ fn run_scenario(
         project.join(".claude/settings.json"),
         serde_json::to_string_pretty(&hook_settings(bin_dir))?,
     )?;
+    // As a user does, in the project: `--project .`.
     let compile = Command::new(bin_dir.join("hookpack"))
-        .args(["compile", "--project"])
-        .arg(&project)
+        .args(["compile", "--project", "."])
+        .current_dir(&project)
         .env_clear()
         .env("XDG_CONFIG_HOME", &user)
         .output()?;
