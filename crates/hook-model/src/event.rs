@@ -133,6 +133,14 @@ impl EventKind {
         )
     }
 
+    /// Whether Claude Code shows the output's `systemMessage` in every mode, print mode (`-p`)
+    /// included, as observed with Claude Code 2.1.330 (`SessionStart`'s, for one, is not shown
+    /// in print mode): where a notice told once per session must be told.
+    pub const fn shows_system_message_in_every_mode(self) -> bool {
+        use EventKind::{PostToolUse, PreToolUse, Stop, UserPromptSubmit};
+        matches!(self, UserPromptSubmit | PreToolUse | PostToolUse | Stop)
+    }
+
     /// Whether the event's payload carries `tool_name` and `tool_input`.
     pub const fn is_tool_event(self) -> bool {
         use EventKind::{

@@ -237,7 +237,10 @@ fn evaluate(
     if let Some(session) = session.take() {
         // What the store keeps for the user (a database set aside), given by the first event
         // that shows a `systemMessage`, once: taken in this transaction.
-        if response.output.system_message_mut().is_some() && !env.dry_run {
+        if kind.shows_system_message_in_every_mode()
+            && response.output.system_message_mut().is_some()
+            && !env.dry_run
+        {
             match session.take_notices() {
                 Ok(notices) => notices.into_iter().for_each(|n| announce(&mut response.output, n)),
                 Err(err) => {
@@ -546,20 +549,30 @@ fn mtime_ns(meta: &fs::Metadata) -> i64 {
 /// How long a notice marker is kept: past it, the session is long gone.
 const NOTICE_MAX_AGE: std::time::Duration = std::time::Duration::from_hours(7 * 24);
 
-/// Whether this is the first time `key` is announced in `session`: a marker file
-/// under `state/notices/`, created atomically, so parallel hooks announce it once. Where no
-/// marker can be kept (a read-only or refused folder), a notice is given only when a session
-/// starts, never on every hook.
+/// Whether this is the first time `key` is announced in `session`, at an event whose
+/// `systemMessage` the user sees in every mode (`UserPromptSubmit`, `PreToolUse`,
+/// `PostToolUse`, `Stop`): a marker file under `state/notices/`, created atomically, so
+/// parallel hooks announce it once. Where no marker can be kept (a read-only or refused
+/// folder), a notice is given only when a session starts, never on every hook.
 pub(crate) fn first_time(
     installation: &Installation,
     kind: EventKind,
     session: &str,
     key: &str,
 ) -> bool {
+    // Told where the user sees it in every mode, and marked only then: a notice given where
+    // print mode hides it would never be seen.
+    if !kind.shows_system_message_in_every_mode() && kind != EventKind::SessionStart {
+        return false;
+    }
     let marker = format!("{}.{key}", session_marker(session));
     let Ok(dir) = Confined::of(installation).dir("state/notices") else {
         return kind == EventKind::SessionStart;
     };
+    // SessionStart tells only when nothing can be remembered (below): once, where it may show.
+    if kind == EventKind::SessionStart {
+        return false;
+    }
     match dir.create_new(&marker) {
         Ok(mut file) => {
             let _ = file.write_all(b"announced\n");

@@ -144,18 +144,20 @@ fn run_scenario(
         project.join(".claude/settings.json"),
         serde_json::to_string_pretty(&hook_settings(bin_dir))?,
     )?;
-    // As a user does, in the project: `--project .`.
-    let compile = Command::new(bin_dir.join("hookpack"))
-        .args(["compile", "--project", "."])
-        .current_dir(&project)
-        .env_clear()
-        .env("XDG_CONFIG_HOME", &user)
-        .output()?;
-    ensure!(
-        compile.status.success(),
-        "hookpack compile: {}",
-        String::from_utf8_lossy(&compile.stderr)
-    );
+    if scenario.compile {
+        // As a user does, in the project: `--project .`.
+        let compile = Command::new(bin_dir.join("hookpack"))
+            .args(["compile", "--project", "."])
+            .current_dir(&project)
+            .env_clear()
+            .env("XDG_CONFIG_HOME", &user)
+            .output()?;
+        ensure!(
+            compile.status.success(),
+            "hookpack compile: {}",
+            String::from_utf8_lossy(&compile.stderr)
+        );
+    }
 
     let stub = Stub::start(scenario.turns(), &scenario.model, scenario.context_tokens)?;
     let debug_log = base.join("claude-debug.log");

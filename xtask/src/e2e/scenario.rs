@@ -42,6 +42,9 @@ pub(crate) struct Scenario {
     /// The model the stub says it is.
     #[serde(default = "default_model")]
     pub(crate) model: String,
+    /// Whether `hookpack compile` runs before Claude Code.
+    #[serde(default = "yes")]
+    pub(crate) compile: bool,
     /// The tokens in the context, as the model's answers report them.
     #[serde(default = "default_tokens")]
     pub(crate) context_tokens: u64,
@@ -61,6 +64,10 @@ pub(crate) struct Scenario {
 
 fn default_model() -> String {
     "claude-opus-5-5".to_owned()
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_tokens() -> u64 {
