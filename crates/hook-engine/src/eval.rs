@@ -790,7 +790,10 @@ impl<'a> Engine<'a> {
         let tool = payload.get("tool_name").and_then(Value::as_str).unwrap_or("");
 
         let names = self.strings(effort, r, rule::TOOL_NAMES_L)?;
-        if !names.is_empty() && !names.contains(&tool) {
+        let input = payload.get("tool_input");
+        if !names.is_empty()
+            && !names.iter().any(|name| hook_model::matcher_covers(name, tool, input))
+        {
             return miss("tool", &|| format!("tool is `{tool}`, not one of {}", quoted(&names)));
         }
         let tool_regex = r.get(rule::TOOL_REGEX);

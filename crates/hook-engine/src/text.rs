@@ -56,7 +56,7 @@ fn tool_text(payload: &Value) -> Vec<Cow<'_, str>> {
     let tool = payload.get("tool_name").and_then(Value::as_str).map(ToolName::from);
     let argument = |name: &str| input.get(name).and_then(Value::as_str).map(Cow::Borrowed);
     let text = match tool {
-        Some(ToolName::Bash | ToolName::PowerShell) => argument("command"),
+        Some(ToolName::Bash | ToolName::Monitor | ToolName::PowerShell) => argument("command"),
         Some(ToolName::Write) => argument("content"),
         Some(ToolName::Edit) => argument("new_string"),
         Some(ToolName::MultiEdit) => {

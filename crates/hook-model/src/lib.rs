@@ -99,5 +99,5 @@ pub use event::{EventKind, UnknownEvent};
 pub use input::*;
 pub use model::{DEFAULT_CONTEXT_WINDOW, context_window, window_holding};
 pub use output::*;
-pub use tool::ToolName;
+pub use tool::{TOOL_ALIASES, ToolName, matcher_covers};
 pub use values::*;

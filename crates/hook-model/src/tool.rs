@@ -6,6 +6,9 @@ open_enum! {
     pub enum ToolName {
         /// Runs a shell command (`tool_input.command`).
         Bash = "Bash",
+        /// Watches a shell command's output (`tool_input.command`); Claude Code runs the hooks
+        /// matched to `Bash` for it.
+        Monitor = "Monitor",
         /// Runs a PowerShell command (`tool_input.command`).
         PowerShell = "PowerShell",
         /// Reads a file (`tool_input.file_path`).
@@ -51,9 +54,49 @@ impl ToolName {
     }
 }
 
+/// The legacy tool names Claude Code resolves in an exact matcher, and what they stand for.
+pub const TOOL_ALIASES: &[(&str, &str)] = &[
+    ("Task", "Agent"),
+    ("KillShell", "TaskStop"),
+    ("KillBash", "TaskStop"),
+    ("ListPeers", "ListAgents"),
+    ("Brief", "SendUserMessage"),
+    ("ListMcpResources", "ListMcpResourcesTool"),
+    ("ReadMcpResource", "ReadMcpResourceTool"),
+    ("ReadMcpResourceDir", "ReadMcpResourceDirTool"),
+    ("ProposeGoal", "SetGoal"),
+    ("Eval", "REPL"),
+];
+
+/// Whether the exact matcher name `name` covers a call of `tool` whose `tool_input` is `input`
+/// (`None` when unknown), as Claude Code 2.1.330 resolves it: through its legacy aliases
+/// ([`TOOL_ALIASES`]) and its tool families (a `Monitor` call with a `command` is matched by
+/// `Bash`; unknown input counts as having one).
+pub fn matcher_covers(name: &str, tool: &str, input: Option<&serde_json::Value>) -> bool {
+    let name = TOOL_ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, to)| to);
+    name == tool
+        || (name == "Bash"
+            && tool == "Monitor"
+            && input.is_none_or(|input| input.get("command").is_some()))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ToolName;
+    use super::{ToolName, matcher_covers};
+
+    #[test]
+    fn matchers_cover_aliases_and_families() {
+        let command = serde_json::json!({"command": "ls"});
+        let stream = serde_json::json!({"ws": "wss://example"});
+        assert!(matcher_covers("Bash", "Bash", Some(&command)));
+        assert!(matcher_covers("Bash", "Monitor", Some(&command)));
+        assert!(matcher_covers("Bash", "Monitor", None));
+        assert!(!matcher_covers("Bash", "Monitor", Some(&stream)));
+        assert!(matcher_covers("Task", "Agent", None));
+        assert!(matcher_covers("KillBash", "TaskStop", None));
+        assert!(!matcher_covers("Agent", "Task", None));
+        assert!(!matcher_covers("Write", "Edit", None));
+    }
 
     #[test]
     fn known_and_unknown_names() {

@@ -188,7 +188,11 @@ fn covering(path: &Path, tool: Option<&str>) -> Vec<String> {
     text.lines()
         .filter_map(|line| line.split_once(' '))
         .filter(|(_, tools)| {
-            *tools == "*" || tool.is_some_and(|tool| tools.split('|').any(|t| t == tool))
+            // The payload could not be read: a family's member is taken to be covered.
+            *tools == "*"
+                || tool.is_some_and(|tool| {
+                    tools.split('|').any(|name| hook_model::matcher_covers(name, tool, None))
+                })
         })
         .map(|(rule, _)| rule.to_owned())
         .collect()
