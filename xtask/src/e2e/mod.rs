@@ -159,33 +159,41 @@ fn run_scenario(
         );
     }
 
-    let stub = Stub::start(scenario.turns(), &scenario.model, scenario.context_tokens)?;
+    let stub = Stub::start(scenario.turns(&project), &scenario.model, scenario.context_tokens)?;
     let debug_log = base.join("claude-debug.log");
-    let mut command = Command::new(claude);
-    command
-        .args(["-p", &scenario.prompt, "--output-format", "stream-json", "--verbose"])
-        .args(["--include-hook-events", "--permission-mode", &scenario.permission_mode])
-        .arg("--debug-file")
-        .arg(&debug_log)
-        .current_dir(&project)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
-        .env("XDG_CONFIG_HOME", &user)
-        .env("ANTHROPIC_BASE_URL", &stub.url)
-        .env("ANTHROPIC_API_KEY", "sk-ant-stub")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("IS_SANDBOX", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let output = run_limited(command, RUN_LIMIT)?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    // One session: the first prompt starts it, each next one resumes it.
+    let session = "6f0e8d52-5b1e-4c57-9a3a-0000000000e2";
+    let mut stdout = String::new();
+    let mut stderr = Vec::new();
+    for (n, prompt) in scenario.prompts().iter().enumerate() {
+        let mut command = Command::new(claude);
+        command
+            .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+            .args(["--include-hook-events", "--permission-mode", &scenario.permission_mode])
+            .args(if n == 0 { ["--session-id", session] } else { ["--resume", session] })
+            .arg("--debug-file")
+            .arg(&debug_log)
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+            .env("XDG_CONFIG_HOME", &user)
+            .env("ANTHROPIC_BASE_URL", &stub.url)
+            .env("ANTHROPIC_API_KEY", "sk-ant-stub")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("IS_SANDBOX", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let output = run_limited(command, RUN_LIMIT)?;
+        stdout.push_str(&String::from_utf8_lossy(&output.stdout));
+        stderr.extend_from_slice(&output.stderr);
+    }
     std::fs::write(base.join("claude-stdout.jsonl"), &stdout)?;
-    std::fs::write(base.join("claude-stderr.txt"), &output.stderr)?;
+    std::fs::write(base.join("claude-stderr.txt"), &stderr)?;
     let debug = std::fs::read_to_string(&debug_log).unwrap_or_default();
     let log = stub.log();
     std::fs::write(

@@ -14,12 +14,17 @@
 //! [expect]
 //! requests = ["Migrations live in db/migrations"]   # each in some request the model got
 //! not_requests = []                                   # in none
+//! last_request = []                                   # in the last one
 //! output = []                                         # in the CLI's stream-json output
 //! not_output = []
 //! debug = []                                          # in Claude Code's debug log
 //! not_debug = ["hook error"]
 //! max_requests = 3                                    # requests of the main conversation
+//! files = ["notes.txt"]                               # project files that must exist after
+//! no_files = []                                       # and must not
 //! ```
+//!
+//! `then = ["…", …]` gives more prompts, each resuming the session (`--resume`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -39,6 +44,9 @@ pub(crate) struct Scenario {
     pub(crate) description: String,
     /// The prompt given with `-p`.
     pub(crate) prompt: String,
+    /// Prompts after it, each resuming the session (`--resume`).
+    #[serde(default)]
+    then: Vec<String>,
     /// The model the stub says it is.
     #[serde(default = "default_model")]
     pub(crate) model: String,
@@ -94,6 +102,9 @@ pub(crate) struct Expect {
     requests: Vec<String>,
     #[serde(default)]
     not_requests: Vec<String>,
+    /// In the last request the model got.
+    #[serde(default)]
+    last_request: Vec<String>,
     #[serde(default)]
     output: Vec<String>,
     #[serde(default)]
@@ -103,6 +114,12 @@ pub(crate) struct Expect {
     #[serde(default)]
     not_debug: Vec<String>,
     max_requests: Option<usize>,
+    /// Files of the project that must exist afterwards.
+    #[serde(default)]
+    files: Vec<String>,
+    /// Files of the project that must not.
+    #[serde(default)]
+    no_files: Vec<String>,
 }
 
 /// What a run showed.
@@ -129,15 +146,24 @@ impl Scenario {
         Ok(scenario)
     }
 
-    pub(crate) fn turns(&self) -> Vec<Turn> {
+    /// Every prompt, in order.
+    pub(crate) fn prompts(&self) -> Vec<&str> {
+        std::iter::once(self.prompt.as_str()).chain(self.then.iter().map(String::as_str)).collect()
+    }
+
+    /// The model's script, `{project}` in tool inputs replaced by the project's root.
+    pub(crate) fn turns(&self, project: &Path) -> Vec<Turn> {
+        let root = project.display().to_string();
         self.turns
             .iter()
             .map(|t| match (&t.text, &t.tool) {
                 (Some(text), _) => Turn::Text(text.clone()),
                 (None, tool) => {
                     let input =
-                        t.input.clone().map_or(Value::Object(serde_json::Map::new()), |v| {
-                            serde_json::to_value(v).unwrap_or_default()
+                        t.input.as_ref().map_or(Value::Object(serde_json::Map::new()), |v| {
+                            let text = serde_json::to_string(v).unwrap_or_default();
+                            serde_json::from_str(&text.replace("{project}", &root))
+                                .unwrap_or_default()
                         });
                     Turn::Tool(tool.clone().unwrap_or_default(), input)
                 }
@@ -155,6 +181,7 @@ impl Expect {
             .iter()
             .filter(|(_, body)| {
                 body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
+                    && !super::stub::is_compaction(body)
             })
             .map(|(_, body)| body.to_string())
             .collect();
@@ -164,6 +191,11 @@ impl Expect {
         for what in &self.requests {
             if !main.iter().any(|r| has(r, what)) {
                 problems.push(format!("no request showed the model `{what}`"));
+            }
+        }
+        for what in &self.last_request {
+            if !main.last().is_some_and(|r| has(r, what)) {
+                problems.push(format!("the last request did not show the model `{what}`"));
             }
         }
         for what in &self.not_requests {
@@ -189,6 +221,16 @@ impl Expect {
         for what in ["hook output invalid", "unrecognized keys", "incorrect event name"] {
             if seen.debug.to_lowercase().contains(what) {
                 problems.push(format!("Claude Code's debug log says `{what}`"));
+            }
+        }
+        for path in &self.files {
+            if !project.join(path).exists() {
+                problems.push(format!("{path} does not exist"));
+            }
+        }
+        for path in &self.no_files {
+            if project.join(path).exists() {
+                problems.push(format!("{path} exists"));
             }
         }
         if let Some(max) = self.max_requests

@@ -121,9 +121,16 @@ fn serve(
             )?;
             continue;
         }
-        // The main conversation offers tools; side requests (a title, a summary) do not.
+        // The main conversation offers tools; side requests (a title) do not, and a compaction
+        // asks for a summary in text.
         let main = request.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
-        let turn = if main {
+        let turn = if is_compaction(&request) {
+            Turn::Text(
+                "<analysis>The user stated a decision.</analysis>\n<summary>1. Primary Request: \
+                 the user stated a decision about session tokens.</summary>"
+                    .to_owned(),
+            )
+        } else if main {
             let next = lock(script).pop_front();
             next.unwrap_or_else(|| {
                 lock(log).overruns += 1;
@@ -155,6 +162,15 @@ fn serve(
         }
         writer.flush()?;
     }
+}
+
+/// Whether `request` asks for the conversation's summary (`/compact`, auto-compaction).
+pub(crate) fn is_compaction(request: &Value) -> bool {
+    let Some(last) = request.get("messages").and_then(Value::as_array).and_then(|m| m.last())
+    else {
+        return false;
+    };
+    last.to_string().contains("Respond with TEXT ONLY")
 }
 
 /// The whole message for `turn`, as if `tokens` were in the context.
