@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use hook_model::{EventKind, HookOutput, PermissionDecision, PermissionRequestDecision};
+use hook_model::{
+    EventKind, HookOutput, ModelSwitchDecision, PermissionDecision, PermissionRequestDecision,
+};
 
 use crate::eval::{Decision, Evaluation, Fired};
 
@@ -11,9 +13,6 @@ use crate::eval::{Decision, Evaluation, Fired};
 pub struct Response {
     /// The JSON answer.
     pub output: HookOutput,
-    /// A refusal only exit code 2 can say (`TaskCompleted`, `TeammateIdle`): the reason, for
-    /// stderr.
-    pub exit_block: Option<String>,
     /// The decision given, if any.
     pub decision: Option<Decision>,
     /// The injected context.
@@ -27,7 +26,6 @@ pub struct Response {
 /// naming its rules, within `budget` characters if given; every message.
 pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) -> Response {
     let mut output = HookOutput::empty(kind);
-    let mut exit_block = None;
 
     let decision = strongest(kind, &evaluation.fired);
     if let Some(decision) = decision {
@@ -40,7 +38,11 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
             }
             (HookOutput::PreModelSwitch(o), _) => {
                 let s = &mut o.hook_specific_output;
-                s.permission_decision = Some(permission(decision));
+                s.permission_decision = Some(match decision {
+                    Decision::Allow => ModelSwitchDecision::Allow,
+                    Decision::Ask => ModelSwitchDecision::Ask,
+                    Decision::Deny | Decision::Block => ModelSwitchDecision::Deny,
+                });
                 s.permission_decision_reason = reasons;
             }
             (HookOutput::PermissionRequest(o), Decision::Deny) => {
@@ -52,9 +54,6 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
                     updated_input: None,
                     updated_permissions: None,
                 });
-            }
-            (HookOutput::TaskCompleted(_) | HookOutput::TeammateIdle(_), Decision::Block) => {
-                exit_block = Some(reasons.unwrap_or_default());
             }
             (output, Decision::Block) => {
                 // The compiler only lets `block` onto events that read it.
@@ -84,7 +83,7 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
     if !messages.is_empty() {
         let _ = output.set_system_message(messages.join("\n"));
     }
-    Response { output, exit_block, decision, context, dropped }
+    Response { output, decision, context, dropped }
 }
 
 /// deny > ask > allow; `block` wherever it is given.

@@ -91,8 +91,8 @@ impl EventKind {
     /// Whether the event honours a top-level `"decision": "block"` with a `reason`.
     pub const fn accepts_block_decision(self) -> bool {
         use EventKind::{
-            ConfigChange, PostToolBatch, PostToolUse, PreCompact, Stop, SubagentStop, TaskCreated,
-            UserPromptExpansion, UserPromptSubmit,
+            ConfigChange, PostToolBatch, PostToolUse, PreCompact, Stop, SubagentStop,
+            TaskCompleted, TaskCreated, TeammateIdle, UserPromptExpansion, UserPromptSubmit,
         };
         matches!(
             self,
@@ -103,22 +103,31 @@ impl EventKind {
                 | Stop
                 | SubagentStop
                 | TaskCreated
+                | TaskCompleted
+                | TeammateIdle
                 | ConfigChange
                 | PreCompact
         )
     }
 
     /// Whether Claude Code shows the output's `systemMessage` to the user for this event.
-    /// The events that discard it are listed in the hooks reference (§4.2).
+    /// The events that discard it (or, `DirectoryAdded`, give it to the model) are those of
+    /// Claude Code 2.1.330.
     pub const fn shows_system_message(self) -> bool {
         use EventKind::{
-            ConfigChange, Elicitation, ElicitationResult, InstructionsLoaded, MessageDisplay,
-            Notification, PostCompact, PreCompact, SessionEnd, StopFailure, WorktreeCreate,
+            ConfigChange, DirectoryAdded, Elicitation, ElicitationResult, InstructionsLoaded,
+            MessageDisplay, Notification, PermissionDenied, PermissionRequest, PostCompact,
+            PreCompact, SessionEnd, StopFailure, TaskCompleted, TaskCreated, WorktreeCreate,
             WorktreeRemove,
         };
         !matches!(
             self,
-            Notification
+            PermissionRequest
+                | PermissionDenied
+                | TaskCreated
+                | TaskCompleted
+                | DirectoryAdded
+                | Notification
                 | StopFailure
                 | InstructionsLoaded
                 | MessageDisplay

@@ -37,7 +37,7 @@ impl CapStrings for Block {
     }
 }
 
-/// `PreToolUse` (and `PreModelSwitch`) `permissionDecision`.
+/// `PreToolUse`'s `permissionDecision`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PermissionDecision {
@@ -49,6 +49,19 @@ pub enum PermissionDecision {
     Ask,
     /// Leave the decision to the SDK host (`-p` with a single tool call only).
     Defer,
+}
+
+/// `PreModelSwitch`'s `permissionDecision`: [`PermissionDecision`] without `defer`, which
+/// Claude Code 2.1.330 rejects for this event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelSwitchDecision {
+    /// Switch without the confirmation.
+    Allow,
+    /// Cancel the switch.
+    Deny,
+    /// Confirm with the user (refused in print mode).
+    Ask,
 }
 
 /// `PermissionRequest`'s `decision` object.
@@ -106,7 +119,7 @@ macro_rules! no_strings {
     };
 }
 
-no_strings!(PermissionDecision, ElicitationReply);
+no_strings!(PermissionDecision, ModelSwitchDecision, ElicitationReply);
 
 /// The `hookSpecificOutput` object of one event.
 pub trait HookSpecific: Serialize + Sized {
@@ -350,14 +363,9 @@ output! {
 }
 
 output! {
-    /// `PermissionRequest` output: answer the permission prompt.
+    /// `PermissionRequest` output: answer the permission prompt. Claude Code 2.1.330 reads only
+    /// the decision (`systemMessage`, `continue` and exit code 2 are ignored).
     PermissionRequestOutput for PermissionRequest {
-        /// `false` stops Claude after the hooks run.
-        r#continue: bool,
-        /// Shown to the user when `continue` is `false`.
-        stop_reason: String,
-        /// A warning shown to the user.
-        system_message: String,
         /// A terminal escape sequence.
         terminal_sequence: String,
     }
@@ -369,14 +377,9 @@ output! {
 }
 
 output! {
-    /// `PermissionDenied` output: ask the classifier's denial to be retried.
+    /// `PermissionDenied` output: ask the classifier's denial to be retried. Claude Code 2.1.330
+    /// reads only `retry`.
     PermissionDeniedOutput for PermissionDenied {
-        /// `false` stops Claude after the hooks run.
-        r#continue: bool,
-        /// Shown to the user when `continue` is `false`.
-        stop_reason: String,
-        /// A warning shown to the user.
-        system_message: String,
         /// A terminal escape sequence.
         terminal_sequence: String,
     }
@@ -507,10 +510,9 @@ output! {
 }
 
 output! {
-    /// `TaskCreated` output. A block deletes the task and tells the model why.
+    /// `TaskCreated` output. A block deletes the task and tells the model why (`systemMessage`
+    /// is ignored).
     TaskCreatedOutput for TaskCreated {
-        /// A warning shown to the user.
-        system_message: String,
         /// A terminal escape sequence.
         terminal_sequence: String,
         /// `"decision": "block"` and its `reason`, shown to the model as a tool error.
@@ -520,17 +522,18 @@ output! {
 }
 
 output! {
-    /// `TaskCompleted` output. Refusing the completion itself is exit code 2 with the reason on
-    /// stderr; `continue: false` stops the teammate instead.
+    /// `TaskCompleted` output. A block refuses the completion and tells the model why;
+    /// `continue: false` stops the teammate instead (`systemMessage` is ignored).
     TaskCompletedOutput for TaskCompleted {
         /// `false` stops the teammate.
         r#continue: bool,
         /// Shown to the user when `continue` is `false`.
         stop_reason: String,
-        /// A warning shown to the user.
-        system_message: String,
         /// A terminal escape sequence.
         terminal_sequence: String,
+        /// `"decision": "block"` and its `reason`, shown to the model.
+        #[serde(flatten)]
+        block: Block,
     }
 }
 
@@ -565,8 +568,8 @@ output! {
 }
 
 output! {
-    /// `TeammateIdle` output. Keeping the teammate working is exit code 2 with the reason on
-    /// stderr; `continue: false` stops it.
+    /// `TeammateIdle` output. A block keeps the teammate working, the reason its instruction;
+    /// `continue: false` stops it.
     TeammateIdleOutput for TeammateIdle {
         /// `false` stops the teammate.
         r#continue: bool,
@@ -576,6 +579,9 @@ output! {
         system_message: String,
         /// A terminal escape sequence.
         terminal_sequence: String,
+        /// `"decision": "block"` and its `reason`, for the teammate.
+        #[serde(flatten)]
+        block: Block,
     }
 }
 
@@ -615,10 +621,9 @@ output! {
 }
 
 output! {
-    /// `DirectoryAdded` output.
+    /// `DirectoryAdded` output. (Its `systemMessage` goes to the model, not the user: hookpack
+    /// does not write it.)
     DirectoryAddedOutput for DirectoryAdded {
-        /// For `/add-dir`, given to Claude as context on the next turn.
-        system_message: String,
         /// A terminal escape sequence.
         terminal_sequence: String,
     }
@@ -722,7 +727,7 @@ output! {
     /// `PreModelSwitch`'s `hookSpecificOutput`.
     specific PreModelSwitchSpecific {
         /// `allow`, `ask` or `deny`.
-        permission_decision: PermissionDecision,
+        permission_decision: ModelSwitchDecision,
         /// Why.
         permission_decision_reason: String,
     }
@@ -876,19 +881,14 @@ impl HookOutput {
             HookOutput::UserPromptSubmit(o) => &mut o.system_message,
             HookOutput::UserPromptExpansion(o) => &mut o.system_message,
             HookOutput::PreToolUse(o) => &mut o.system_message,
-            HookOutput::PermissionRequest(o) => &mut o.system_message,
-            HookOutput::PermissionDenied(o) => &mut o.system_message,
             HookOutput::PostToolUse(o) => &mut o.system_message,
             HookOutput::PostToolUseFailure(o) => &mut o.system_message,
             HookOutput::PostToolBatch(o) => &mut o.system_message,
             HookOutput::SubagentStart(o) => &mut o.system_message,
             HookOutput::SubagentStop(o) => &mut o.system_message,
-            HookOutput::TaskCreated(o) => &mut o.system_message,
-            HookOutput::TaskCompleted(o) => &mut o.system_message,
             HookOutput::Stop(o) => &mut o.system_message,
             HookOutput::TeammateIdle(o) => &mut o.system_message,
             HookOutput::CwdChanged(o) => &mut o.system_message,
-            HookOutput::DirectoryAdded(o) => &mut o.system_message,
             HookOutput::FileChanged(o) => &mut o.system_message,
             HookOutput::PreModelSwitch(o) => &mut o.system_message,
             HookOutput::PostModelSwitch(o) => &mut o.system_message,
@@ -911,6 +911,8 @@ impl HookOutput {
             HookOutput::Stop(o) => &mut o.block,
             HookOutput::SubagentStop(o) => &mut o.block,
             HookOutput::TaskCreated(o) => &mut o.block,
+            HookOutput::TaskCompleted(o) => &mut o.block,
+            HookOutput::TeammateIdle(o) => &mut o.block,
             HookOutput::ConfigChange(o) => &mut o.block,
             HookOutput::PreCompact(o) => &mut o.block,
             _ => return Err(NotAccepted { event: self.kind(), field: "decision" }),

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 /// How a hook run ends.
 ///
 /// Claude Code reads exit code 2 as "block" on the events that can block, and any other
-/// non-zero code as a non-blocking error. hookpack says its decisions in JSON with exit 0, so
-/// [`ExitStatus::Block`] is reserved for what JSON cannot say (see ARCHITECTURE.md, per event).
+/// non-zero code as a non-blocking error. hookpack says its decisions in JSON with exit 0 on
+/// every event (Claude Code 2.1.330 reads a JSON block wherever exit 2 blocks), so only
+/// [`ExitStatus::Proceed`] is used today; the others keep the mapping complete.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     /// Exit 0: the answer, if any, is on stdout. Every normal case, decisions included, and
@@ -15,7 +16,7 @@ pub enum ExitStatus {
     /// Exit 1: a non-blocking error Claude Code reports as `<hook> hook error`. Not used by the
     /// hooks today; kept so that the mapping is complete.
     Failed,
-    /// Exit 2: block, with the reason on stderr.
+    /// Exit 2: block, with the reason on stderr. Not used by the hooks today.
     Block,
 }
 

@@ -32,8 +32,6 @@ pub(crate) struct Answer {
     pub(crate) note: Option<String>,
     /// What the output is, for the stderr line of a failure.
     pub(crate) answered: Answered,
-    /// A refusal only exit code 2 can say; the reason goes to stderr.
-    pub(crate) block: Option<String>,
 }
 
 impl Answer {
@@ -66,11 +64,6 @@ impl Answer {
             }
         }
         let _ = stdout.flush();
-        if let Some(reason) = self.block {
-            // Exit 2's stderr is the message Claude Code passes on, whole.
-            let _ = writeln!(stderr, "{reason}");
-            return ExitStatus::Block;
-        }
         if let Some(message) = self.note {
             let _ = writeln!(stderr, "{}: {}; {outcome}", kind.binary_name(), one_line(&message));
         }

@@ -91,7 +91,6 @@ pub(crate) fn answer(
         output: Some(response.output),
         note: (!problems.is_empty()).then(|| problems.join("; ")),
         answered: Answered::FromRules,
-        block: response.exit_block,
     }
 }
 

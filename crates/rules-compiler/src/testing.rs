@@ -82,7 +82,7 @@ fn run_test(
 
     if let Some(decision) = expect.decision {
         let wanted = decision;
-        let got = response.decision.or(response.exit_block.as_ref().map(|_| Decision::Block));
+        let got = response.decision;
         if got != wanted {
             failures.push(format!("expected decision {}, got {}", name(wanted), name(got)));
         }

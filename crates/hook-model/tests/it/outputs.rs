@@ -2,9 +2,9 @@
 //! reads. An empty output prints nothing; long strings are capped.
 
 use hook_model::{
-    Block, ElicitationReply, EventKind, HookOutput, MAX_OUTPUT_CHARS, PermissionBehavior,
-    PermissionDecision, PermissionDestination, PermissionRequestDecision, PermissionRule,
-    PermissionUpdate, TRUNCATION_MARKER, utf16_len,
+    Block, ElicitationReply, EventKind, HookOutput, MAX_OUTPUT_CHARS, ModelSwitchDecision,
+    PermissionBehavior, PermissionDecision, PermissionDestination, PermissionRequestDecision,
+    PermissionRule, PermissionUpdate, TRUNCATION_MARKER, utf16_len,
 };
 use serde_json::{Map, Value, json};
 
@@ -75,7 +75,7 @@ fn full(kind: EventKind) -> HookOutput {
             s.additional_context = context;
         }
         HookOutput::PermissionRequest(o) => {
-            universal!(o, [r#continue, stop_reason, system_message, terminal_sequence]);
+            universal!(o, [terminal_sequence]);
             o.hook_specific_output.decision = Some(PermissionRequestDecision::Allow {
                 updated_input: object(json!({"command": "npm test"})),
                 updated_permissions: Some(vec![PermissionUpdate::AddRules {
@@ -89,7 +89,7 @@ fn full(kind: EventKind) -> HookOutput {
             });
         }
         HookOutput::PermissionDenied(o) => {
-            universal!(o, [r#continue, stop_reason, system_message, terminal_sequence]);
+            universal!(o, [terminal_sequence]);
             o.hook_specific_output.retry = Some(true);
         }
         HookOutput::PostToolUse(o) => {
@@ -117,9 +117,9 @@ fn full(kind: EventKind) -> HookOutput {
             universal!(o, [r#continue, stop_reason, system_message, terminal_sequence, block]);
             o.hook_specific_output.additional_context = context;
         }
-        HookOutput::TaskCreated(o) => universal!(o, [system_message, terminal_sequence, block]),
+        HookOutput::TaskCreated(o) => universal!(o, [terminal_sequence, block]),
         HookOutput::TaskCompleted(o) => {
-            universal!(o, [r#continue, stop_reason, system_message, terminal_sequence]);
+            universal!(o, [r#continue, stop_reason, terminal_sequence, block]);
         }
         HookOutput::Stop(o) => {
             universal!(o, [r#continue, stop_reason, system_message, terminal_sequence, block]);
@@ -127,7 +127,7 @@ fn full(kind: EventKind) -> HookOutput {
         }
         HookOutput::StopFailure(o) => universal!(o, [terminal_sequence]),
         HookOutput::TeammateIdle(o) => {
-            universal!(o, [r#continue, stop_reason, system_message, terminal_sequence]);
+            universal!(o, [r#continue, stop_reason, system_message, terminal_sequence, block]);
         }
         HookOutput::InstructionsLoaded(o) => universal!(o, [terminal_sequence]),
         HookOutput::ConfigChange(o) => universal!(o, [terminal_sequence, block]),
@@ -135,7 +135,7 @@ fn full(kind: EventKind) -> HookOutput {
             universal!(o, [system_message, terminal_sequence]);
             o.hook_specific_output.watch_paths = Some(vec!["/home/dev/acme-api/.envrc".into()]);
         }
-        HookOutput::DirectoryAdded(o) => universal!(o, [system_message, terminal_sequence]),
+        HookOutput::DirectoryAdded(o) => universal!(o, [terminal_sequence]),
         HookOutput::FileChanged(o) => {
             universal!(o, [system_message, terminal_sequence]);
             o.hook_specific_output.watch_paths = Some(vec!["/home/dev/acme-api/.env".into()]);
@@ -155,7 +155,7 @@ fn full(kind: EventKind) -> HookOutput {
         }
         HookOutput::PreModelSwitch(o) => {
             universal!(o, [r#continue, stop_reason, system_message, terminal_sequence]);
-            o.hook_specific_output.permission_decision = Some(PermissionDecision::Ask);
+            o.hook_specific_output.permission_decision = Some(ModelSwitchDecision::Ask);
             o.hook_specific_output.permission_decision_reason =
                 text("Switching models rewrites a 84k-token cache");
         }
