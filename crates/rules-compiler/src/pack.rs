@@ -817,10 +817,7 @@ fn decision_applies(decision: Decision, kind: EventKind) -> bool {
         Decision::Allow => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
         Decision::Deny => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
         Decision::Ask => kind == EventKind::PreToolUse,
-        Decision::Block => {
-            kind.accepts_block_decision()
-                || matches!(kind, EventKind::TaskCompleted | EventKind::TeammateIdle)
-        }
+        Decision::Block => kind.accepts_block_decision(),
     }
 }
 
