@@ -591,6 +591,17 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             self.key("context", EventKind::accepts_additional_context, context_what)
         {
             then.context = str_item(value).map(|(s, _)| s.to_owned());
+            if self.on.iter().any(|&k| matches!(k, EventKind::Stop | EventKind::SubagentStop)) {
+                self.reader.warning(
+                    value.span(),
+                    format!(
+                        "Claude Code continues the turn on Stop context, as on a block: the model \
+                         answers it (once per stop sequence, unless `repeat = true`); `message` \
+                         tells the user instead (rule `{}`)",
+                        self.id
+                    ),
+                );
+            }
         }
         if let Some(value) =
             self.key("context_file", EventKind::accepts_additional_context, context_what)
