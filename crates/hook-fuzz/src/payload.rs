@@ -40,7 +40,11 @@ pub fn run(data: &[u8]) -> Reached {
             }
         }
         // The runtime reads the project's files and state where there is one: fuzz it only
-        // where there is none (a relative `cwd` could reach the checkout's own).
+        // where there is none (a relative `cwd` could reach the checkout's own). The worktree
+        // hooks run git in `cwd`, whatever it is: never fuzzed through the runtime.
+        if kind.acts_without_rules() {
+            continue;
+        }
         if input.is_some_and(|input| {
             Installation::discover(&env, Path::new(&input.common.cwd)).is_some()
         }) {

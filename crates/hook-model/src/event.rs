@@ -150,6 +150,13 @@ impl EventKind {
         matches!(self, UserPromptSubmit | PreToolUse | PostToolUse | Stop)
     }
 
+    /// Whether the event's hook does a job of its own, rules or not: a wired `WorktreeCreate`
+    /// hook replaces Claude Code's worktree creation (it must print the new worktree's path),
+    /// and `WorktreeRemove` then runs for the worktrees it made.
+    pub const fn acts_without_rules(self) -> bool {
+        matches!(self, EventKind::WorktreeCreate | EventKind::WorktreeRemove)
+    }
+
     /// Whether the event's payload carries `tool_name` and `tool_input`.
     pub const fn is_tool_event(self) -> bool {
         use EventKind::{

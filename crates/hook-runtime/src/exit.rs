@@ -6,15 +6,15 @@ use std::process::ExitCode;
 ///
 /// Claude Code reads exit code 2 as "block" on the events that can block, and any other
 /// non-zero code as a non-blocking error. hookpack says its decisions in JSON with exit 0 on
-/// every event (Claude Code 2.1.330 reads a JSON block wherever exit 2 blocks), so only
-/// [`ExitStatus::Proceed`] is used today; the others keep the mapping complete.
+/// every event (Claude Code 2.1.330 reads a JSON block wherever exit 2 blocks); only the
+/// worktree hooks, which do a job of their own, fail with [`ExitStatus::Failed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     /// Exit 0: the answer, if any, is on stdout. Every normal case, decisions included, and
     /// every failure that fails open.
     Proceed,
-    /// Exit 1: a non-blocking error Claude Code reports as `<hook> hook error`. Not used by the
-    /// hooks today; kept so that the mapping is complete.
+    /// Exit 1: a non-blocking error Claude Code reports as `<hook> hook error`; for a worktree
+    /// hook, the worktree could not be made or removed.
     Failed,
     /// Exit 2: block, with the reason on stderr. Not used by the hooks today.
     Block,

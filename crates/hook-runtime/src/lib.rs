@@ -30,6 +30,7 @@ mod rules;
 pub mod state;
 mod stdin;
 pub mod transcript;
+mod worktree;
 
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -126,6 +127,24 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
         Err(err) => return no_payload(err.to_string()),
     };
 
+    // A wired WorktreeCreate hook replaces Claude Code's worktree creation, in every project:
+    // these do what Claude Code does (`worktree.rs`), and no rule applies to them.
+    match kind {
+        _ if !kind.acts_without_rules() => {}
+        EventKind::WorktreeCreate => {
+            return match worktree::create(&payload) {
+                Ok(path) => Answer { plain: Some(path.display().to_string()), ..Answer::default() },
+                Err(note) => Answer { note: Some(note), failed: true, ..Answer::default() },
+            };
+        }
+        EventKind::WorktreeRemove => {
+            return match worktree::remove(&payload) {
+                Ok(()) => Answer::silent(),
+                Err(note) => Answer { note: Some(note), failed: true, ..Answer::default() },
+            };
+        }
+        _ => {}
+    }
     let Some(installation) = Installation::discover(env, Path::new(&input.common.cwd)) else {
         // No hookpack here: hooks installed for the user must not disturb other projects.
         return Answer::silent();

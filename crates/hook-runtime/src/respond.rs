@@ -32,6 +32,10 @@ pub(crate) struct Answer {
     pub(crate) note: Option<String>,
     /// What the output is, for the stderr line of a failure.
     pub(crate) answered: Answered,
+    /// Plain text for stdout instead of JSON (`WorktreeCreate`'s path).
+    pub(crate) plain: Option<String>,
+    /// The hook failed at what it does itself (a worktree hook): exit 1, the note on stderr.
+    pub(crate) failed: bool,
 }
 
 impl Answer {
@@ -63,7 +67,19 @@ impl Answer {
                 let _ = stdout.write_all(json.as_bytes()).and_then(|()| stdout.write_all(b"\n"));
             }
         }
+        if let Some(text) = &self.plain {
+            let _ = writeln!(stdout, "{text}");
+        }
         let _ = stdout.flush();
+        if self.failed {
+            let _ = writeln!(
+                stderr,
+                "{}: {}",
+                kind.binary_name(),
+                one_line(&self.note.unwrap_or_default())
+            );
+            return ExitStatus::Failed;
+        }
         if let Some(message) = self.note {
             let _ = writeln!(stderr, "{}: {}; {outcome}", kind.binary_name(), one_line(&message));
         }

@@ -91,6 +91,7 @@ pub(crate) fn answer(
         output: Some(response.output),
         note: (!problems.is_empty()).then(|| problems.join("; ")),
         answered: Answered::FromRules,
+        ..Answer::default()
     }
 }
 

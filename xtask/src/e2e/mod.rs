@@ -127,37 +127,7 @@ fn run_scenario(
     let base = root().join("target/e2e/runs").join(name);
     let _ = std::fs::remove_dir_all(&base);
     let (home, project, user) = (base.join("home"), base.join("project"), base.join("config"));
-    for dir in [&home, &project, &user.join("hookpack")] {
-        std::fs::create_dir_all(dir)?;
-    }
-    let onboarded = json!({"hasCompletedOnboarding": true}).to_string();
-    std::fs::create_dir_all(home.join(".claude"))?;
-    std::fs::write(home.join(".claude.json"), &onboarded)?;
-    std::fs::write(home.join(".claude/.claude.json"), &onboarded)?;
-    for (path, text) in &scenario.files {
-        let path = project.join(path);
-        std::fs::create_dir_all(path.parent().context("a file's folder")?)?;
-        std::fs::write(&path, text)?;
-    }
-    std::fs::create_dir_all(project.join(".claude/hookpack"))?;
-    std::fs::write(
-        project.join(".claude/settings.json"),
-        serde_json::to_string_pretty(&hook_settings(bin_dir))?,
-    )?;
-    if scenario.compile {
-        // As a user does, in the project: `--project .`.
-        let compile = Command::new(bin_dir.join("hookpack"))
-            .args(["compile", "--project", "."])
-            .current_dir(&project)
-            .env_clear()
-            .env("XDG_CONFIG_HOME", &user)
-            .output()?;
-        ensure!(
-            compile.status.success(),
-            "hookpack compile: {}",
-            String::from_utf8_lossy(&compile.stderr)
-        );
-    }
+    prepare(scenario, bin_dir, &home, &project, &user)?;
 
     let stub = Stub::start(scenario.turns(&project), &scenario.model, scenario.context_tokens)?;
     let debug_log = base.join("claude-debug.log");
@@ -171,6 +141,7 @@ fn run_scenario(
             .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
             .args(["--include-hook-events", "--permission-mode", &scenario.permission_mode])
             .args(if n == 0 { ["--session-id", session] } else { ["--resume", session] })
+            .args(scenario.worktree.iter().flat_map(|name| ["--worktree", name.as_str()]))
             .arg("--debug-file")
             .arg(&debug_log)
             .current_dir(&project)
@@ -234,4 +205,66 @@ fn run_limited(mut command: Command, limit: Duration) -> anyhow::Result<std::pro
         .join()
         .map_err(|_| anyhow::anyhow!("the waiting thread panicked"))?
         .context("waiting for Claude Code")
+}
+
+/// The scenario's folders: Claude Code's home (onboarded), the project (its files, every hook
+/// wired, a git repository if asked, compiled if asked) and the user's config folder.
+fn prepare(
+    scenario: &Scenario,
+    bin_dir: &Path,
+    home: &Path,
+    project: &Path,
+    user: &Path,
+) -> anyhow::Result<()> {
+    for dir in [home, project, &user.join("hookpack")] {
+        std::fs::create_dir_all(dir)?;
+    }
+    let onboarded = json!({"hasCompletedOnboarding": true}).to_string();
+    std::fs::create_dir_all(home.join(".claude"))?;
+    std::fs::write(home.join(".claude.json"), &onboarded)?;
+    std::fs::write(home.join(".claude/.claude.json"), &onboarded)?;
+    for (path, text) in &scenario.files {
+        let path = project.join(path);
+        std::fs::create_dir_all(path.parent().context("a file's folder")?)?;
+        std::fs::write(&path, text)?;
+    }
+    std::fs::create_dir_all(project.join(".claude/hookpack"))?;
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        serde_json::to_string_pretty(&hook_settings(bin_dir))?,
+    )?;
+    if scenario.git {
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.email=e2e@hookpack",
+                "-c",
+                "user.name=e2e",
+                "commit",
+                "-q",
+                "-m",
+                "start",
+            ],
+        ] {
+            let status = Command::new("git").args(args).current_dir(project).status()?;
+            ensure!(status.success(), "git {args:?} failed");
+        }
+    }
+    if scenario.compile {
+        // As a user does, in the project: `--project .`.
+        let compile = Command::new(bin_dir.join("hookpack"))
+            .args(["compile", "--project", "."])
+            .current_dir(project)
+            .env_clear()
+            .env("XDG_CONFIG_HOME", user)
+            .output()?;
+        ensure!(
+            compile.status.success(),
+            "hookpack compile: {}",
+            String::from_utf8_lossy(&compile.stderr)
+        );
+    }
+    Ok(())
 }

@@ -50,6 +50,11 @@ pub(crate) struct Scenario {
     /// The model the stub says it is.
     #[serde(default = "default_model")]
     pub(crate) model: String,
+    /// Whether the project is a git repository (with one commit).
+    #[serde(default)]
+    pub(crate) git: bool,
+    /// `--worktree NAME`: Claude Code works in a new worktree of the project.
+    pub(crate) worktree: Option<String>,
     /// Whether `hookpack compile` runs before Claude Code.
     #[serde(default = "yes")]
     pub(crate) compile: bool,

@@ -1,0 +1,144 @@
+//! `WorktreeCreate` and `WorktreeRemove`: a wired `WorktreeCreate` hook replaces Claude Code's
+//! own worktree creation (it must print the new worktree's path, or `claude --worktree NAME`
+//! fails), and `WorktreeRemove` then runs for the worktrees it made. So these hooks do what
+//! Claude Code 2.1.330 does without a hook, whatever the project: a git worktree at
+//! `<repository>/.claude/worktrees/<name>` on a new branch `worktree-<name>` from `HEAD`,
+//! locked; and its removal, which git refuses while it has changes (nothing is forced).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Creates the worktree `payload` names; returns its path.
+///
+/// # Errors
+///
+/// A message for the user: the name is not a plain slug, `cwd` is not in a git repository,
+/// or git refused.
+pub(crate) fn create(payload: &Value) -> Result<PathBuf, String> {
+    let name = payload.get("name").and_then(Value::as_str).unwrap_or_default();
+    if !is_slug(name) {
+        return Err(format!(
+            "worktree name `{name}` is not a plain name (letters, digits, `.`, `_`, `-`)"
+        ));
+    }
+    let root = repository(payload)?;
+    let path = root.join(".claude/worktrees").join(name);
+    let branch = format!("worktree-{name}");
+    git(&root, &["worktree", "add", "--lock", "-b", &branch, path_str(&path)?, "HEAD"])?;
+    Ok(path)
+}
+
+/// Removes the worktree at `payload`'s `worktree_path`, when it is one of those [`create`]
+/// makes (under `<repository>/.claude/worktrees/`).
+///
+/// # Errors
+///
+/// A message for the user: the path is elsewhere, or git refused (changes in it).
+pub(crate) fn remove(payload: &Value) -> Result<(), String> {
+    let path = payload.get("worktree_path").and_then(Value::as_str).unwrap_or_default();
+    let root = repository(payload)?;
+    let under = root.join(".claude/worktrees");
+    let name = Path::new(path).strip_prefix(&under).ok().and_then(|rest| rest.to_str());
+    if !name.is_some_and(is_slug) {
+        return Err(format!("{path} is not a worktree hookpack made (under {})", under.display()));
+    }
+    // Locked when made; unlocked to be removed (an error here means it was not locked).
+    let _ = git(&root, &["worktree", "unlock", path]);
+    git(&root, &["worktree", "remove", path])
+}
+
+/// A worktree name hookpack accepts: what Claude Code's slugs are, nothing a path or an option
+/// could hide in.
+fn is_slug(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && !name.contains("..")
+}
+
+/// The root of the git repository of `payload`'s `cwd`.
+fn repository(payload: &Value) -> Result<PathBuf, String> {
+    let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(".");
+    if !Path::new(cwd).is_dir() {
+        return Err(format!("{cwd} is not a folder"));
+    }
+    let output = Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(cwd)
+        .output()
+        .map_err(|err| format!("cannot run git: {err}"))?;
+    if !output.status.success() {
+        return Err(format!("{cwd} is not in a git repository"));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&output.stdout).trim_end()))
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<(), String> {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .map_err(|err| format!("cannot run git: {err}"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    Err(format!("git {}: {}", args.join(" "), said.trim()))
+}
+
+fn path_str(path: &Path) -> Result<&str, String> {
+    path.to_str().ok_or_else(|| format!("{} is not UTF-8", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_names() {
+        for name in ["feature-x", "bold-oak-a3f2", "v1.2_fix"] {
+            assert!(is_slug(name), "{name}");
+        }
+        for name in ["", "-b", ".hidden", "a/b", "..", "a..b", "x y", &"n".repeat(65)] {
+            assert!(!is_slug(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_worktree_is_made_and_removed_as_claude_code_does() {
+        let dir = std::env::temp_dir().join(format!("hookpack-worktree-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = |args: &[&str]| {
+            let status = Command::new("git").args(args).current_dir(&dir).status().unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        run(&["init", "-q"]);
+        run(&[
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "i",
+        ]);
+        let root = repository(&serde_json::json!({"cwd": dir})).unwrap();
+        let payload = serde_json::json!({"cwd": dir, "name": "feature-x"});
+        let path = create(&payload).unwrap();
+        assert_eq!(path, root.join(".claude/worktrees/feature-x"));
+        assert!(path.join(".git").exists());
+        assert!(create(&serde_json::json!({"cwd": dir, "name": "../x"})).is_err());
+        // Only what it made is removed.
+        let elsewhere = serde_json::json!({"cwd": dir, "worktree_path": dir.display().to_string()});
+        assert!(remove(&elsewhere).is_err());
+        let made = serde_json::json!({"cwd": dir, "worktree_path": path.display().to_string()});
+        remove(&made).unwrap();
+        assert!(!path.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
