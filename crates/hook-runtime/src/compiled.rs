@@ -40,15 +40,22 @@ pub fn write_compiled(
     let _ = dir.remove(&format!("{name}.ok.tmp"));
     // The tools `fail = "closed"` rules cover, kept apart from the artifact so that a hook can
     // still deny them when the artifact is damaged.
-    if fail_closed.is_empty() {
-        match dir.remove(FAIL_CLOSED_FILE) {
-            Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
-            _ => {}
-        }
-    } else {
-        dir.replace(FAIL_CLOSED_FILE, fail_closed.as_bytes(), true)?;
+    write_fail_closed(dir, fail_closed)
+}
+
+/// Writes the fail-closed list `list` in `dir`, or removes it when `list` is empty.
+///
+/// # Errors
+///
+/// When the file cannot be written or removed.
+pub fn write_fail_closed(dir: &ConfinedDir, list: &str) -> io::Result<()> {
+    if list.is_empty() {
+        return match dir.remove(FAIL_CLOSED_FILE) {
+            Err(err) if err.kind() != io::ErrorKind::NotFound => Err(err),
+            _ => Ok(()),
+        };
     }
-    Ok(())
+    dir.replace(FAIL_CLOSED_FILE, list.as_bytes(), true)
 }
 
 /// How long a hook waits for a compile to finish writing.

@@ -39,7 +39,7 @@ use std::process::ExitCode;
 
 use hook_model::{EventKind, HookInput, InputError};
 
-pub use compiled::write_compiled;
+pub use compiled::{write_compiled, write_fail_closed};
 pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
 pub use failure::FAIL_CLOSED_FILE;

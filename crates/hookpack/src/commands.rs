@@ -195,15 +195,14 @@ fn refresh_user_guards(layout: &Layout) -> anyhow::Result<Option<(usize, PathBuf
     let list = fail_closed_list(&loaded.rules());
     let confined = Confined::of(&Installation::User { dir: user.clone() });
     let path = confined.path().join("compiled").join(hook_runtime::FAIL_CLOSED_FILE);
-    if list.is_empty() {
-        if let Some(dir) = confined.existing_dir("compiled")? {
-            match dir.remove(hook_runtime::FAIL_CLOSED_FILE) {
-                Err(err) if err.kind() != std::io::ErrorKind::NotFound => return Err(err.into()),
-                _ => {}
-            }
-        }
+    // The folder is made only for a list to write.
+    let dir = if list.is_empty() {
+        confined.existing_dir("compiled")?
     } else {
-        confined.dir("compiled")?.replace(hook_runtime::FAIL_CLOSED_FILE, list.as_bytes(), true)?;
+        Some(confined.dir("compiled")?)
+    };
+    if let Some(dir) = dir {
+        hook_runtime::write_fail_closed(&dir, &list)?;
     }
     Ok(Some((list.lines().count(), path)))
 }
