@@ -58,21 +58,31 @@ fn is_slug(name: &str) -> bool {
         && !name.contains("..")
 }
 
-/// The root of the git repository of `payload`'s `cwd`.
+/// The root of the git repository of `payload`'s `cwd`: its main worktree, also when `cwd` is
+/// in one of its worktrees (a session that entered a worktree removes it from inside).
 fn repository(payload: &Value) -> Result<PathBuf, String> {
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(".");
     if !Path::new(cwd).is_dir() {
         return Err(format!("{cwd} is not a folder"));
     }
     let output = Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
+        .args(["rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"])
         .current_dir(cwd)
         .output()
         .map_err(|err| format!("cannot run git: {err}"))?;
     if !output.status.success() {
         return Err(format!("{cwd} is not in a git repository"));
     }
-    Ok(PathBuf::from(String::from_utf8_lossy(&output.stdout).trim_end()))
+    let said = String::from_utf8_lossy(&output.stdout);
+    let mut lines = said.lines();
+    let (common, top) = (lines.next().unwrap_or_default(), lines.next().unwrap_or_default());
+    // `<main worktree>/.git` is shared by every worktree; anything else (a bare repository, a
+    // separate git dir) has no main worktree to go by.
+    let common = Path::new(common);
+    Ok(match common.parent() {
+        Some(main) if common.file_name().is_some_and(|n| n == ".git") => main.to_path_buf(),
+        _ => PathBuf::from(top),
+    })
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<(), String> {
@@ -136,7 +146,9 @@ mod tests {
         // Only what it made is removed.
         let elsewhere = serde_json::json!({"cwd": dir, "worktree_path": dir.display().to_string()});
         assert!(remove(&elsewhere).is_err());
-        let made = serde_json::json!({"cwd": dir, "worktree_path": path.display().to_string()});
+        // A session that entered the worktree removes it from inside.
+        assert_eq!(repository(&serde_json::json!({"cwd": path})).unwrap(), root);
+        let made = serde_json::json!({"cwd": path, "worktree_path": path.display().to_string()});
         remove(&made).unwrap();
         assert!(!path.exists());
         std::fs::remove_dir_all(&dir).unwrap();

@@ -7,6 +7,7 @@
 //! API ([`stub`]); then the scenario's expectations on what the model was shown (the requests),
 //! what the CLI printed, and Claude Code's debug log.
 
+mod answers;
 mod scenario;
 mod stub;
 
@@ -105,17 +106,41 @@ fn build() -> anyhow::Result<PathBuf> {
     Ok(root().join("target/debug"))
 }
 
-/// The `hooks` of a project's `.claude/settings.json`: every event to its binary.
-fn hook_settings(bin_dir: &Path) -> Value {
+/// The `hooks` of a project's `.claude/settings.json`: every event to its binary, then the
+/// scenario's own commands.
+fn hook_settings(
+    bin_dir: &Path,
+    scenario: &Scenario,
+    project: &Path,
+    answers: &[answers::Answer],
+) -> anyhow::Result<Value> {
     let mut hooks = serde_json::Map::new();
     for &kind in EventKind::ALL {
-        let command = bin_dir.join(kind.binary_name()).display().to_string();
-        hooks.insert(
-            kind.as_str().to_owned(),
-            json!([{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]),
+        let mut commands = vec![bin_dir.join(kind.binary_name()).display().to_string()];
+        commands.extend(
+            scenario.hooks.get(kind.as_str()).into_iter().flatten().map(|c| substitute(c, project)),
         );
+        if kind == EventKind::SessionEnd {
+            commands.extend(answers.iter().map(replay_command));
+        }
+        let handlers: Vec<Value> =
+            commands.iter().map(|c| json!({"type": "command", "command": c})).collect();
+        hooks.insert(kind.as_str().to_owned(), json!([{"matcher": "*", "hooks": handlers}]));
     }
-    json!({ "hooks": hooks })
+    if let Some(event) = scenario.hooks.keys().find(|e| EventKind::from_name(e).is_none()) {
+        bail!("`hooks` names {event:?}, which is not an event");
+    }
+    Ok(json!({ "hooks": hooks }))
+}
+
+/// The `SessionEnd` hook command that prints `answer`.
+fn replay_command(answer: &answers::Answer) -> String {
+    format!("cat {}", answer.file.display())
+}
+
+/// `text` with `{project}` replaced by the project's root.
+fn substitute(text: &str, project: &Path) -> String {
+    text.replace("{project}", &project.display().to_string())
 }
 
 fn run_scenario(
@@ -127,21 +152,33 @@ fn run_scenario(
     let base = root().join("target/e2e/runs").join(name);
     let _ = std::fs::remove_dir_all(&base);
     let (home, project, user) = (base.join("home"), base.join("project"), base.join("config"));
-    prepare(scenario, bin_dir, &home, &project, &user)?;
+    let answers = prepare(scenario, bin_dir, &base)?;
 
-    let stub = Stub::start(scenario.turns(&project), &scenario.model, scenario.context_tokens)?;
+    let (main, subagents) = scenario.turns(&project);
+    let stub = Stub::start(main, subagents, &scenario.model, scenario.context_tokens)?;
     let debug_log = base.join("claude-debug.log");
-    // One session: the first prompt starts it, each next one resumes it.
+    // One session: the first prompt starts it, each next one resumes it (or, in one process,
+    // follows the previous one's result).
     let session = "6f0e8d52-5b1e-4c57-9a3a-0000000000e2";
+    let prompts = scenario.prompts();
+    let runs: Vec<&[&str]> =
+        if scenario.one_process { vec![&prompts[..]] } else { prompts.chunks(1).collect() };
     let mut stdout = String::new();
     let mut stderr = Vec::new();
-    for (n, prompt) in scenario.prompts().iter().enumerate() {
+    for (n, prompts) in runs.into_iter().enumerate() {
         let mut command = Command::new(claude);
+        command.arg("-p");
+        if scenario.one_process {
+            command.args(["--input-format", "stream-json"]);
+        } else {
+            command.arg(prompts[0]);
+        }
         command
-            .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+            .args(["--output-format", "stream-json", "--verbose"])
             .args(["--include-hook-events", "--permission-mode", &scenario.permission_mode])
             .args(if n == 0 { ["--session-id", session] } else { ["--resume", session] })
             .args(scenario.worktree.iter().flat_map(|name| ["--worktree", name.as_str()]))
+            .args(scenario.args.iter().map(|a| substitute(a, &project)))
             .arg("--debug-file")
             .arg(&debug_log)
             .current_dir(&project)
@@ -156,10 +193,17 @@ fn run_scenario(
             .env("DISABLE_AUTOUPDATER", "1")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("IS_SANDBOX", "1")
-            .stdin(Stdio::null())
+            .envs(&scenario.env)
+            // Room for the replayed answers (Claude Code gives SessionEnd hooks 1.5 s in all).
+            .env("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS", "60000")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let output = run_limited(command, RUN_LIMIT)?;
+        let output = if scenario.one_process {
+            run_conversation(command, prompts, RUN_LIMIT)?
+        } else {
+            command.stdin(Stdio::null());
+            run_limited(command, RUN_LIMIT)?
+        };
         stdout.push_str(&String::from_utf8_lossy(&output.stdout));
         stderr.extend_from_slice(&output.stderr);
     }
@@ -179,11 +223,91 @@ fn run_scenario(
         debug: &debug,
         overruns: log.overruns,
     };
-    let problems = scenario.expect.check(&seen, &project);
+    let mut problems = scenario.expect.check(&seen, &project);
+    for answer in &answers {
+        let ran = format!("[{}] completed with status 0", replay_command(answer));
+        if !debug.contains(&ran) {
+            problems.push(format!(
+                "Claude Code did not run the replay of {} ({})",
+                answer.examples.join(", "),
+                answer.file.display()
+            ));
+        }
+    }
+    if scenario.replay_examples {
+        let examples: usize = answers.iter().map(|a| a.examples.len()).sum();
+        println!("      {} distinct answers to {examples} examples, replayed", answers.len());
+    }
     if !problems.is_empty() {
         bail!("{}\n      (everything is under {})", problems.join("\n      "), base.display());
     }
     Ok(())
+}
+
+/// Runs `command` (`--input-format stream-json`) as one conversation: each prompt is written
+/// as a user message once the previous one's `result` is out; stdin closes after the last.
+/// Killed after `limit`.
+fn run_conversation(
+    mut command: Command,
+    prompts: &[&str],
+    limit: Duration,
+) -> anyhow::Result<std::process::Output> {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = command.stdin(Stdio::piped()).spawn().context("starting Claude Code")?;
+    let stdin = child.stdin.take().context("Claude Code's stdin")?;
+    let out = child.stdout.take().context("Claude Code's stdout")?;
+    let mut err = child.stderr.take().context("Claude Code's stderr")?;
+    let user = |prompt: &str| {
+        json!({"type": "user", "message": {"role": "user", "content": prompt}}).to_string() + "\n"
+    };
+    let prompts: Vec<String> = prompts.iter().map(|p| user(p)).collect();
+    let reader = std::thread::spawn(move || -> std::io::Result<Vec<u8>> {
+        let mut next = prompts.into_iter();
+        let mut pipe = Some(stdin);
+        let mut send =
+            |pipe: &mut Option<std::process::ChildStdin>| match (pipe.as_mut(), next.next()) {
+                (Some(stdin), Some(message)) => {
+                    stdin.write_all(message.as_bytes())?;
+                    stdin.flush()
+                }
+                // Closing stdin after the last result ends the session.
+                _ => {
+                    *pipe = None;
+                    Ok(())
+                }
+            };
+        send(&mut pipe)?;
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(out).lines() {
+            let line = line?;
+            seen.extend_from_slice(line.as_bytes());
+            seen.push(b'\n');
+            if serde_json::from_str::<Value>(&line).is_ok_and(|event| event["type"] == "result") {
+                send(&mut pipe)?;
+            }
+        }
+        Ok(seen)
+    });
+    let errors = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut seen);
+        seen
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("Claude Code did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stdout = reader.join().map_err(|_| anyhow::anyhow!("the reading thread panicked"))??;
+    let stderr = errors.join().unwrap_or_default();
+    Ok(std::process::Output { status, stdout, stderr })
 }
 
 /// Runs `command`, killed after `limit`.
@@ -207,15 +331,15 @@ fn run_limited(mut command: Command, limit: Duration) -> anyhow::Result<std::pro
         .context("waiting for Claude Code")
 }
 
-/// The scenario's folders: Claude Code's home (onboarded), the project (its files, every hook
-/// wired, a git repository if asked, compiled if asked) and the user's config folder.
+/// The scenario's folders under `base`: Claude Code's home (onboarded), the project (its files,
+/// every hook wired, a git repository if asked, compiled if asked) and the user's config
+/// folder; the answers to replay, if asked.
 fn prepare(
     scenario: &Scenario,
     bin_dir: &Path,
-    home: &Path,
-    project: &Path,
-    user: &Path,
-) -> anyhow::Result<()> {
+    base: &Path,
+) -> anyhow::Result<Vec<answers::Answer>> {
+    let (home, project, user) = (&base.join("home"), &base.join("project"), &base.join("config"));
     for dir in [home, project, &user.join("hookpack")] {
         std::fs::create_dir_all(dir)?;
     }
@@ -228,10 +352,19 @@ fn prepare(
         std::fs::create_dir_all(path.parent().context("a file's folder")?)?;
         std::fs::write(&path, text)?;
     }
-    std::fs::create_dir_all(project.join(".claude/hookpack"))?;
+    std::fs::create_dir_all(project.join(".claude/hookpack/packs"))?;
+    let ruled = match scenario.every_event {
+        Some(variant) => {
+            let (pack, ruled) = answers::pack(variant);
+            std::fs::write(project.join(".claude/hookpack/packs/every-event.toml"), pack)?;
+            ruled
+        }
+        None => Vec::new(),
+    };
+    let settings = project.join(".claude/settings.json");
     std::fs::write(
-        project.join(".claude/settings.json"),
-        serde_json::to_string_pretty(&hook_settings(bin_dir))?,
+        &settings,
+        serde_json::to_string_pretty(&hook_settings(bin_dir, scenario, project, &[])?)?,
     )?;
     if scenario.git {
         for args in [
@@ -266,5 +399,14 @@ fn prepare(
             String::from_utf8_lossy(&compile.stderr)
         );
     }
-    Ok(())
+    if !scenario.replay_examples {
+        return Ok(Vec::new());
+    }
+    let answers =
+        answers::replay_examples(&ruled, bin_dir, project, home, user, &base.join("answers"))?;
+    std::fs::write(
+        &settings,
+        serde_json::to_string_pretty(&hook_settings(bin_dir, scenario, project, &answers)?)?,
+    )?;
+    Ok(answers)
 }

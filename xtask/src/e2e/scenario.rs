@@ -11,20 +11,32 @@
 //! input = { command = "ls" }
 //! [[turn]]
 //! text = "Done."
+//! [[turn]]                      # a subagent's answer (the Agent tool), from its own script
+//! agent = true
+//! text = "Found it."
+//! [[turn]]
+//! error = "invalid_request_error"   # the API refuses the request (HTTP 400)
 //! [expect]
-//! requests = ["Migrations live in db/migrations"]   # each in some request the model got
+//! requests = ["Migrations live in db/migrations"]   # each in some request the model got (a subagent too)
 //! not_requests = []                                   # in none
-//! last_request = []                                   # in the last one
+//! last_request = []                                   # in the main conversation's last one
 //! output = []                                         # in the CLI's stream-json output
 //! not_output = []
 //! debug = []                                          # in Claude Code's debug log
 //! not_debug = ["hook error"]
 //! max_requests = 3                                    # requests of the main conversation
+//! errors = ["API error"]                              # `[ERROR]` lines caused on purpose
 //! files = ["notes.txt"]                               # project files that must exist after
 //! no_files = []                                       # and must not
 //! ```
 //!
-//! `then = ["…", …]` gives more prompts, each resuming the session (`--resume`).
+//! `then = ["…", …]` gives more prompts, each resuming the session (`--resume`), or, with
+//! `one_process = true`, each sent to the same process after the previous result.
+//! The session itself: `model`, `permission_mode`, `context_tokens` (the usage the model
+//! reports), `git`, `worktree` (`--worktree NAME`), `compile`, `args` (more CLI arguments,
+//! `--init`), `env`, `hooks = { Event = ["command", …] }` (wired after hookpack's binary),
+//! `every_event` (a generated pack with a rule on every event, see `answers.rs`) and
+//! `replay_examples` (every binary's answer to every example, shown to Claude Code).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,11 +45,13 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::answers::Variant;
 use super::stub::Turn;
 
 /// A scenario as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(clippy::struct_excessive_bools, reason = "a scenario's switches, as written in TOML")]
 pub(crate) struct Scenario {
     /// What it shows.
     #[allow(dead_code, reason = "for the reader of the scenario")]
@@ -64,6 +78,27 @@ pub(crate) struct Scenario {
     /// `--permission-mode`.
     #[serde(default = "default_permission_mode")]
     pub(crate) permission_mode: String,
+    /// The prompts go to one Claude Code process (`--input-format stream-json`), each after the
+    /// previous one's result, instead of one process per prompt (`--resume`).
+    #[serde(default)]
+    pub(crate) one_process: bool,
+    /// More arguments for every Claude Code run (`--init`, `--add-dir DIR`), `{project}`
+    /// replaced by the project's root.
+    #[serde(default)]
+    pub(crate) args: Vec<String>,
+    /// A generated pack with a rule for every event that can answer in this variant
+    /// ([`super::answers::pack`]).
+    pub(crate) every_event: Option<Variant>,
+    /// Every binary answers every example in the project; each distinct answer is shown to
+    /// Claude Code ([`super::answers::replay_examples`]).
+    #[serde(default)]
+    pub(crate) replay_examples: bool,
+    /// More environment variables for Claude Code (`CLAUDE_CODE_ENABLE_TASKS = "1"`).
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    /// More hook commands, by event, wired after hookpack's (`{project}` replaced).
+    #[serde(default)]
+    pub(crate) hooks: BTreeMap<String, Vec<String>>,
     /// The project's files, by path relative to its root.
     #[serde(default)]
     pub(crate) files: BTreeMap<String, String>,
@@ -97,6 +132,11 @@ struct TurnSpec {
     text: Option<String>,
     tool: Option<String>,
     input: Option<toml::Value>,
+    /// An API error of this type (`invalid_request_error`) instead of an answer.
+    error: Option<String>,
+    /// A turn of a subagent (the Agent tool) rather than of the main conversation.
+    #[serde(default)]
+    agent: bool,
 }
 
 /// The expectations.
@@ -119,6 +159,10 @@ pub(crate) struct Expect {
     #[serde(default)]
     not_debug: Vec<String>,
     max_requests: Option<usize>,
+    /// `[ERROR]` lines of the debug log the scenario causes on purpose (an API error): each must
+    /// be there, and lines containing one are not taken for a hook's failure.
+    #[serde(default)]
+    errors: Vec<String>,
     /// Files of the project that must exist afterwards.
     #[serde(default)]
     files: Vec<String>,
@@ -141,9 +185,10 @@ impl Scenario {
         let scenario: Scenario =
             toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
         for (i, turn) in scenario.turns.iter().enumerate() {
+            let kinds = [turn.text.is_some(), turn.tool.is_some(), turn.error.is_some()];
             anyhow::ensure!(
-                turn.text.is_some() != turn.tool.is_some(),
-                "{}: turn {} needs `text` or `tool`",
+                kinds.iter().filter(|k| **k).count() == 1,
+                "{}: turn {} needs one of `text`, `tool` and `error`",
                 path.display(),
                 i + 1
             );
@@ -156,45 +201,55 @@ impl Scenario {
         std::iter::once(self.prompt.as_str()).chain(self.then.iter().map(String::as_str)).collect()
     }
 
-    /// The model's script, `{project}` in tool inputs replaced by the project's root.
-    pub(crate) fn turns(&self, project: &Path) -> Vec<Turn> {
-        let root = project.display().to_string();
-        self.turns
-            .iter()
-            .map(|t| match (&t.text, &t.tool) {
-                (Some(text), _) => Turn::Text(text.clone()),
-                (None, tool) => {
-                    let input =
-                        t.input.as_ref().map_or(Value::Object(serde_json::Map::new()), |v| {
-                            let text = serde_json::to_string(v).unwrap_or_default();
-                            serde_json::from_str(&text.replace("{project}", &root))
-                                .unwrap_or_default()
-                        });
-                    Turn::Tool(tool.clone().unwrap_or_default(), input)
-                }
-            })
-            .collect()
+    /// The model's script, `{project}` in tool inputs replaced by the project's root: the main
+    /// conversation's turns, then the subagents'.
+    pub(crate) fn turns(&self, project: &Path) -> (Vec<Turn>, Vec<Turn>) {
+        let (agent, main): (Vec<&TurnSpec>, Vec<&TurnSpec>) =
+            self.turns.iter().partition(|t| t.agent);
+        (turns(&main, project), turns(&agent, project))
     }
+}
+
+fn turns(specs: &[&TurnSpec], project: &Path) -> Vec<Turn> {
+    let root = project.display().to_string();
+    specs
+        .iter()
+        .map(|t| match (&t.text, &t.tool, &t.error) {
+            (Some(text), _, _) => Turn::Text(text.clone()),
+            (None, None, Some(error)) => Turn::Error(error.clone()),
+            (None, tool, _) => {
+                let input = t.input.as_ref().map_or(Value::Object(serde_json::Map::new()), |v| {
+                    let text = serde_json::to_string(v).unwrap_or_default();
+                    serde_json::from_str(&text.replace("{project}", &root)).unwrap_or_default()
+                });
+                Turn::Tool(tool.clone().unwrap_or_default(), input)
+            }
+        })
+        .collect()
 }
 
 impl Expect {
     /// The expectations `seen` breaks, said for the developer.
     pub(crate) fn check(&self, seen: &Seen<'_>, project: &Path) -> Vec<String> {
-        // What the model was shown: the main conversation's requests (those that offer tools).
-        let main: Vec<String> = seen
+        // What the model was shown: the requests that offer tools (the main conversation's and
+        // subagents').
+        let asked: Vec<(bool, String)> = seen
             .requests
             .iter()
             .filter(|(_, body)| {
                 body.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty())
                     && !super::stub::is_compaction(body)
             })
-            .map(|(_, body)| body.to_string())
+            .map(|(_, body)| (super::stub::is_subagent(body), body.to_string()))
             .collect();
+        let all: Vec<&String> = asked.iter().map(|(_, body)| body).collect();
+        let main: Vec<&String> =
+            asked.iter().filter(|(agent, _)| !agent).map(|(_, body)| body).collect();
         let mut problems = Vec::new();
         let root = project.display().to_string();
         let has = |text: &str, what: &str| text.contains(&what.replace("{project}", &root));
         for what in &self.requests {
-            if !main.iter().any(|r| has(r, what)) {
+            if !all.iter().any(|r| has(r, what)) {
                 problems.push(format!("no request showed the model `{what}`"));
             }
         }
@@ -204,7 +259,7 @@ impl Expect {
             }
         }
         for what in &self.not_requests {
-            if let Some(i) = main.iter().position(|r| has(r, what)) {
+            if let Some(i) = all.iter().position(|r| has(r, what)) {
                 problems.push(format!("request {} showed the model `{what}`", i + 1));
             }
         }
@@ -222,10 +277,11 @@ impl Expect {
                 }
             }
         }
-        // Whatever the scenario: Claude Code accepted every hook's output.
-        for what in ["hook output invalid", "unrecognized keys", "incorrect event name"] {
-            if seen.debug.to_lowercase().contains(what) {
-                problems.push(format!("Claude Code's debug log says `{what}`"));
+        // Whatever the scenario: Claude Code accepted every hook's output, and no hook failed.
+        problems.extend(rejections(seen.debug, &self.errors));
+        for what in &self.errors {
+            if !seen.debug.lines().any(|l| l.contains("[ERROR]") && l.contains(what.as_str())) {
+                problems.push(format!("no `[ERROR]` line of the debug log says `{what}`"));
             }
         }
         for path in &self.files {
@@ -256,5 +312,49 @@ impl Expect {
             problems.push("the model was never asked".to_owned());
         }
         problems
+    }
+}
+
+/// What Claude Code's debug log says against a hook's output (as Claude Code 2.1.330 words it:
+/// "Hook JSON output validation failed — …", "Hook JSON output had unrecognized keys",
+/// "Hook returned incorrect event name"), and every error it logs (`[ERROR]`: a hook that failed
+/// to run, among others).
+pub(crate) fn rejections(debug: &str, expected: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for line in debug.lines() {
+        let lower = line.to_lowercase();
+        let rejected = ["output validation failed", "unrecognized keys", "incorrect event name"]
+            .iter()
+            .any(|what| lower.contains(what));
+        let error = line.contains("[ERROR]") && !expected.iter().any(|e| line.contains(e.as_str()));
+        if rejected || error {
+            let line: String = line.chars().take(300).collect();
+            problems.push(format!("Claude Code's debug log says: {line}"));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rejections;
+
+    /// Lines of Claude Code 2.1.330's debug log, as it writes them.
+    #[test]
+    fn rejections_are_found_as_claude_code_words_them() {
+        for line in [
+            r#"2026-11-25T05:42:34.266Z [DEBUG] "Hook JSON output validation failed — decision: Invalid option""#,
+            "2026-11-25T05:42:34.270Z [DEBUG] Hook JSON output had unrecognized keys (ignored): bogus.",
+            r#"2026-11-25T05:42:34.380Z [ERROR] "Hook failed to run (Stop): Hook returned incorrect event name: expected 'Stop' but got 'PreToolUse'."#,
+            r#"2026-11-25T05:42:34.412Z [ERROR] "SessionEnd:other [echo] failed to run: boom""#,
+        ] {
+            assert_eq!(rejections(line, &[]).len(), 1, "{line}");
+        }
+        let fine =
+            "2026-11-25T05:42:34.270Z [DEBUG] Successfully parsed and validated hook JSON output
+                    2026-11-25T05:42:34.411Z [DEBUG] SessionEnd:other [x] completed with status 0";
+        assert!(rejections(fine, &[]).is_empty());
+        let expected = "2026-11-25T05:45:04.315Z [ERROR] API error (attempt 1/1): 401";
+        assert!(rejections(expected, &["API error".to_owned()]).is_empty());
     }
 }

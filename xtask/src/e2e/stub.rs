@@ -4,7 +4,7 @@
 //! (`message_start`, one `content_block_*` run per block, `message_delta` with the stop reason
 //! and usage, `message_stop`), or one JSON message when the request does not stream. The main
 //! conversation (a request that offers tools) is answered from the scenario's script, one turn
-//! per request; Claude Code's side requests (titles, summaries without tools) get a short text.
+//! per request, and so are subagents' requests, from their own script; Claude Code's side requests (titles, summaries without tools) get a short text.
 //! Every request is logged, so a scenario can check what the model was shown.
 
 use std::collections::VecDeque;
@@ -23,6 +23,8 @@ pub(crate) enum Turn {
     Text(String),
     /// A tool call (`name`, `input`), then the model waits for its result.
     Tool(String, Value),
+    /// The API refuses the request with an error of this type (and its HTTP status).
+    Error(String),
 }
 
 /// What the stub was asked, for the scenario's checks.
@@ -42,12 +44,18 @@ pub(crate) struct Stub {
 }
 
 impl Stub {
-    /// Starts answering on a free port from `script`.
-    pub(crate) fn start(script: Vec<Turn>, model: &str, tokens: u64) -> anyhow::Result<Stub> {
+    /// Starts answering on a free port: the main conversation from `script`, subagents' requests
+    /// from `subagents` (in the order they come).
+    pub(crate) fn start(
+        script: Vec<Turn>,
+        subagents: Vec<Turn>,
+        model: &str,
+        tokens: u64,
+    ) -> anyhow::Result<Stub> {
         let listener = TcpListener::bind("127.0.0.1:0").context("binding the API stub")?;
         let url = format!("http://{}", listener.local_addr()?);
         let log = Arc::new(Mutex::new(Log::default()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let script = Arc::new(Mutex::new([VecDeque::from(script), VecDeque::from(subagents)]));
         let (shared, model) = (Arc::clone(&log), model.to_owned());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -75,7 +83,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn serve(
     stream: TcpStream,
     log: &Mutex<Log>,
-    script: &Mutex<VecDeque<Turn>>,
+    script: &Mutex<[VecDeque<Turn>; 2]>,
     model: &str,
     tokens: u64,
 ) -> anyhow::Result<()> {
@@ -121,24 +129,19 @@ fn serve(
             )?;
             continue;
         }
-        // The main conversation offers tools; side requests (a title) do not, and a compaction
-        // asks for a summary in text.
-        let main = request.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
-        let turn = if is_compaction(&request) {
-            Turn::Text(
-                "<analysis>The user stated a decision.</analysis>\n<summary>1. Primary Request: \
-                 the user stated a decision about session tokens.</summary>"
-                    .to_owned(),
-            )
-        } else if main {
-            let next = lock(script).pop_front();
-            next.unwrap_or_else(|| {
-                lock(log).overruns += 1;
-                Turn::Text("(the script has no more turns)".to_owned())
-            })
-        } else {
-            Turn::Text("A short answer.".to_owned())
-        };
+        let turn = next_turn(&request, log, script);
+        if let Turn::Error(kind) = &turn {
+            let body = json!({"type": "error", "error": {"type": kind, "message": "scripted"}})
+                .to_string();
+            write!(
+                writer,
+                "HTTP/1.1 {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                error_status(kind),
+                body.len()
+            )?;
+            writer.flush()?;
+            continue;
+        }
         let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
         let n = lock(log).requests.len();
         let message = message(&turn, model, n, tokens);
@@ -164,6 +167,51 @@ fn serve(
     }
 }
 
+/// The answer to `request`: the main conversation (it offers tools) and subagents take their
+/// script's next turn; a compaction gets a summary; side requests (a title) a short text.
+fn next_turn(request: &Value, log: &Mutex<Log>, script: &Mutex<[VecDeque<Turn>; 2]>) -> Turn {
+    let main = request.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    if is_compaction(request) {
+        Turn::Text(
+            "<analysis>The user stated a decision.</analysis>\n<summary>1. Primary Request: \
+             the user stated a decision about session tokens.</summary>"
+                .to_owned(),
+        )
+    } else if main {
+        let mut scripts = lock(script);
+        let script = &mut scripts[usize::from(is_subagent(request))];
+        let next = script.pop_front();
+        // An API error stays: Claude Code's retries get it too.
+        if let Some(error @ Turn::Error(_)) = &next {
+            script.push_front(error.clone());
+        }
+        next.unwrap_or_else(|| {
+            lock(log).overruns += 1;
+            Turn::Text("(the script has no more turns)".to_owned())
+        })
+    } else {
+        Turn::Text("A short answer.".to_owned())
+    }
+}
+
+/// The HTTP status the API answers an error of type `kind` with.
+fn error_status(kind: &str) -> &'static str {
+    match kind {
+        "authentication_error" => "401 Unauthorized",
+        "permission_error" => "403 Forbidden",
+        "rate_limit_error" => "429 Too Many Requests",
+        "overloaded_error" => "529 Overloaded",
+        "api_error" => "500 Internal Server Error",
+        _ => "400 Bad Request",
+    }
+}
+
+/// Whether `request` comes from a subagent (the Agent tool): Claude Code 2.1.330 says so in the
+/// billing line that opens the system prompt.
+pub(crate) fn is_subagent(request: &Value) -> bool {
+    request.get("system").is_some_and(|system| system.to_string().contains("cc_is_subagent=true"))
+}
+
 /// Whether `request` asks for the conversation's summary (`/compact`, auto-compaction).
 pub(crate) fn is_compaction(request: &Value) -> bool {
     let Some(last) = request.get("messages").and_then(Value::as_array).and_then(|m| m.last())
@@ -176,7 +224,9 @@ pub(crate) fn is_compaction(request: &Value) -> bool {
 /// The whole message for `turn`, as if `tokens` were in the context.
 fn message(turn: &Turn, model: &str, n: usize, tokens: u64) -> Value {
     let (content, stop) = match turn {
-        Turn::Text(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
+        Turn::Text(text) | Turn::Error(text) => {
+            (json!([{"type": "text", "text": text}]), "end_turn")
+        }
         Turn::Tool(name, input) => (
             json!([{"type": "tool_use", "id": format!("toolu_stub{n:04}"), "name": name, "input": input}]),
             "tool_use",
