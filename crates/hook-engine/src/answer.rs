@@ -83,6 +83,19 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
     if !messages.is_empty() {
         let _ = output.set_system_message(messages.join("\n"));
     }
+    // Every rule that stops says why, named; the first title given wins.
+    let mut stops: Vec<String> = Vec::new();
+    for fired in &evaluation.fired {
+        if let Some(reason) = &fired.stop {
+            stops.push(format!("[{}] {reason}", fired.id));
+        }
+    }
+    if !stops.is_empty() {
+        let _ = output.set_stop(stops.join("\n"));
+    }
+    if let Some(title) = evaluation.fired.iter().find_map(|f| f.session_title.clone()) {
+        let _ = output.set_session_title(title);
+    }
     Response { output, decision, context, dropped }
 }
 
@@ -204,6 +217,8 @@ mod tests {
             decision: None,
             reason: None,
             message: None,
+            stop: None,
+            session_title: None,
             once: 0,
             recall: None,
         }

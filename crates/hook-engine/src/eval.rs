@@ -222,6 +222,10 @@ pub struct Fired {
     pub reason: Option<String>,
     /// A note for the user.
     pub message: Option<String>,
+    /// Why Claude should stop after the hooks (`continue: false`).
+    pub stop: Option<String>,
+    /// The session's title.
+    pub session_title: Option<String>,
     /// `once`: 0, [`once::SESSION`] or [`once::COMPACTION`].
     pub once: u8,
     /// What it asks to recall; the runtime (or a pack test) adds what it finds to `context`.
@@ -1111,6 +1115,8 @@ impl<'a> Engine<'a> {
             decision: Decision::from_code(kinds.to_le_bytes()[1]),
             reason: self.optional_kept(effort, r, rule::REASON_S)?,
             message: self.optional_kept(effort, r, rule::MESSAGE_S)?,
+            stop: self.optional_kept(effort, r, rule::STOP_S)?,
+            session_title: self.optional_kept(effort, r, rule::SESSION_TITLE_S)?,
             once: kinds.to_le_bytes()[2],
             recall,
         })

@@ -110,6 +110,34 @@ impl EventKind {
         )
     }
 
+    /// Whether Claude Code 2.1.330 honours `"continue": false` (with its `stopReason`) on this
+    /// event: it stops after the hooks run. `SessionStart`, `Setup`, `SubagentStart` and the
+    /// model switches have the field but ignore it.
+    pub const fn honours_continue(self) -> bool {
+        use EventKind::{
+            PostToolBatch, PostToolUse, PreToolUse, Stop, SubagentStop, TaskCompleted,
+            TeammateIdle, UserPromptExpansion, UserPromptSubmit,
+        };
+        matches!(
+            self,
+            UserPromptSubmit
+                | UserPromptExpansion
+                | PreToolUse
+                | PostToolUse
+                | PostToolBatch
+                | Stop
+                | SubagentStop
+                | TeammateIdle
+                | TaskCompleted
+        )
+    }
+
+    /// Whether the event's `hookSpecificOutput` takes a `sessionTitle` (`SessionStart` on
+    /// startup, resume and fork; `UserPromptSubmit`).
+    pub const fn sets_session_title(self) -> bool {
+        matches!(self, EventKind::SessionStart | EventKind::UserPromptSubmit)
+    }
+
     /// Whether Claude Code shows the output's `systemMessage` to the user for this event.
     /// The events that discard it (or, `DirectoryAdded`, give it to the model) are those of
     /// Claude Code 2.1.330.

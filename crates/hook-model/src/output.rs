@@ -896,6 +896,45 @@ impl HookOutput {
         })
     }
 
+    /// Sets `"continue": false` with its `stopReason`: Claude Code stops after the hooks run
+    /// and shows the reason to the user.
+    ///
+    /// # Errors
+    ///
+    /// When the event ignores `continue` ([`EventKind::honours_continue`]).
+    pub fn set_stop(&mut self, reason: String) -> Result<(), NotAccepted> {
+        let (keep_going, why) = match self {
+            HookOutput::UserPromptSubmit(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::UserPromptExpansion(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::PreToolUse(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::PostToolUse(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::PostToolBatch(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::Stop(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::SubagentStop(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::TeammateIdle(o) => (&mut o.r#continue, &mut o.stop_reason),
+            HookOutput::TaskCompleted(o) => (&mut o.r#continue, &mut o.stop_reason),
+            _ => return Err(NotAccepted { event: self.kind(), field: "continue" }),
+        };
+        *keep_going = Some(false);
+        *why = Some(reason);
+        Ok(())
+    }
+
+    /// Sets `hookSpecificOutput.sessionTitle`.
+    ///
+    /// # Errors
+    ///
+    /// When the event sets no title ([`EventKind::sets_session_title`]).
+    pub fn set_session_title(&mut self, title: String) -> Result<(), NotAccepted> {
+        let slot = match self {
+            HookOutput::SessionStart(o) => &mut o.hook_specific_output.session_title,
+            HookOutput::UserPromptSubmit(o) => &mut o.hook_specific_output.session_title,
+            _ => return Err(NotAccepted { event: self.kind(), field: "sessionTitle" }),
+        };
+        *slot = Some(title);
+        Ok(())
+    }
+
     /// Sets the top-level `"decision": "block"` with its reason.
     ///
     /// # Errors

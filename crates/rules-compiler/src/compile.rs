@@ -243,6 +243,8 @@ pub fn compile(
         put_str(&mut rec, rule::CONTEXT_S, t.context.as_deref().unwrap_or(""), &mut w);
         put_str(&mut rec, rule::REASON_S, t.reason.as_deref().unwrap_or(""), &mut w);
         put_str(&mut rec, rule::MESSAGE_S, t.message.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::STOP_S, t.stop.as_deref().unwrap_or(""), &mut w);
+        put_str(&mut rec, rule::SESSION_TITLE_S, t.session_title.as_deref().unwrap_or(""), &mut w);
 
         let c = &r.when;
         match &c.tool {

@@ -181,6 +181,10 @@ pub struct Actions {
     pub reason: Option<String>,
     /// `message`.
     pub message: Option<String>,
+    /// `stop`: the `stopReason` of a `continue: false`.
+    pub stop: Option<String>,
+    /// `session_title`.
+    pub session_title: Option<String>,
     /// `set`.
     pub set: StateSet,
     /// `unset`.
@@ -297,6 +301,10 @@ pub struct Expectation {
     pub context_contains: Vec<String>,
     /// The context contains none of these.
     pub context_excludes: Vec<String>,
+    /// The hook's JSON answer, as printed, contains each of these.
+    pub answer_contains: Vec<String>,
+    /// The hook's JSON answer contains none of these.
+    pub answer_excludes: Vec<String>,
     /// The session state afterwards.
     pub state: Option<StateSet>,
     /// Flags not set afterwards.

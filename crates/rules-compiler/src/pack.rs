@@ -300,6 +300,8 @@ impl Reader<'_> {
             || rule.contains_key("decision")
             || then.decision.is_some()
             || then.message.is_some()
+            || rule.contains_key("stop")
+            || rule.contains_key("session_title")
             || then.set != StateSet::default()
             || then.unset != StateUnset::default()
             || then.capture.is_some()
@@ -457,6 +459,8 @@ impl Reader<'_> {
         };
         expectation.context_contains = list("context_contains").unwrap_or_default();
         expectation.context_excludes = list("context_excludes").unwrap_or_default();
+        expectation.answer_contains = list("answer_contains").unwrap_or_default();
+        expectation.answer_excludes = list("answer_excludes").unwrap_or_default();
         expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
         expectation.bracket = string(expect, "bracket").and_then(|(b, _)| bracket(b));
         expectation.not_flags = list("not_flags").unwrap_or_default();
@@ -719,6 +723,26 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             "events whose systemMessage Claude Code shows",
         ) {
             then.message = str_item(value).map(|(s, _)| s.to_owned());
+        }
+        if let Some(value) = self.key(
+            "stop",
+            EventKind::honours_continue,
+            "events where Claude Code honours `continue: false`",
+        ) {
+            then.stop = str_item(value).map(|(s, _)| s.to_owned());
+            if then.stop.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                self.reader.error(
+                    value.span(),
+                    format!("`stop` needs a reason to show the user (rule `{}`)", self.id),
+                );
+            }
+        }
+        if let Some(value) = self.key(
+            "session_title",
+            EventKind::sets_session_title,
+            "SessionStart and UserPromptSubmit",
+        ) {
+            then.session_title = str_item(value).map(|(s, _)| s.to_owned());
         }
         if let Some(DeValue::Table(set)) = self.rule.get("set").map(Spanned::get_ref) {
             then.set = state_set(set);

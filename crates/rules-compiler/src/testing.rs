@@ -54,6 +54,24 @@ pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, String> {
     pack.tests.iter().map(|test| run_test(&engine, &settings, pack, test)).collect()
 }
 
+/// The failures of `text` (the `what`, shown as `shown`) against the substrings it must and
+/// must not contain.
+fn substrings(
+    what: &str,
+    text: &str,
+    shown: &str,
+    contains: &[String],
+    excludes: &[String],
+    failures: &mut Vec<String>,
+) {
+    for needle in contains.iter().filter(|n| !text.contains(n.as_str())) {
+        failures.push(format!("expected the {what} to contain {needle:?}, got {shown}"));
+    }
+    for needle in excludes.iter().filter(|n| text.contains(n.as_str())) {
+        failures.push(format!("expected the {what} not to contain {needle:?}, got {shown}"));
+    }
+}
+
 fn run_test(
     engine: &Engine<'_>,
     settings: &hook_engine::Settings,
@@ -102,16 +120,13 @@ fn run_test(
         }
     }
     let context = response.context.clone().unwrap_or_default();
-    for needle in &expect.context_contains {
-        if !context.contains(needle.as_str()) {
-            failures.push(format!("expected the context to contain {needle:?}, got {context:?}"));
-        }
-    }
-    for needle in &expect.context_excludes {
-        if context.contains(needle.as_str()) {
-            failures
-                .push(format!("expected the context not to contain {needle:?}, got {context:?}"));
-        }
+    let context_shown = format!("{context:?}");
+    let (contains, excludes) = (&expect.context_contains, &expect.context_excludes);
+    substrings("context", &context, &context_shown, contains, excludes, &mut failures);
+    if !expect.answer_contains.is_empty() || !expect.answer_excludes.is_empty() {
+        let answer = response.output.clone().render().unwrap_or_default();
+        let (contains, excludes) = (&expect.answer_contains, &expect.answer_excludes);
+        substrings("answer", &answer, &answer, contains, excludes, &mut failures);
     }
     if let Some(state) = &expect.state {
         let got = &evaluation.state;

@@ -26,9 +26,10 @@ use crate::workspace::examples;
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Variant {
-    /// Context and a message wherever the event takes them.
+    /// Context, a message and a session title wherever the event takes them.
     Says,
-    /// `block` wherever the event honours it; `deny` on `PreToolUse` and `PermissionRequest`.
+    /// `block` wherever the event honours it; `deny` on `PreToolUse` and `PermissionRequest`;
+    /// `stop` wherever `continue: false` is honoured.
     Decides,
     /// `ask` on `PreToolUse`, `allow` on `PermissionRequest`.
     Permits,
@@ -51,6 +52,9 @@ pub(crate) fn pack(variant: Variant) -> (String, Vec<EventKind>) {
                 if kind.shows_system_message() {
                     actions.push(format!("message = \"{kind} message from hookpack\""));
                 }
+                if kind.sets_session_title() {
+                    actions.push(format!("session_title = \"{kind} title from hookpack\""));
+                }
             }
             Variant::Decides => {
                 let decision = match kind {
@@ -61,6 +65,9 @@ pub(crate) fn pack(variant: Variant) -> (String, Vec<EventKind>) {
                 if let Some(decision) = decision {
                     actions.push(format!("decision = \"{decision}\""));
                     actions.push(format!("reason = \"{kind} {decision} from hookpack\""));
+                }
+                if kind.honours_continue() {
+                    actions.push(format!("stop = \"{kind} stop from hookpack\""));
                 }
             }
             Variant::Permits => match kind {

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -153,8 +153,12 @@ pub mod rule {
     /// `recall`: [`super::recall::PROMPT`] or [`super::recall::HANDOFF`] in the high bits,
     /// `max` in the low ones.
     pub const RECALL: usize = 62;
+    /// `stop`, string: the `stopReason` of a `continue: false`; empty for none.
+    pub const STOP_S: usize = 63;
+    /// `session_title`, string; empty for none.
+    pub const SESSION_TITLE_S: usize = 65;
     /// Words per rule.
-    pub const LEN: usize = 63;
+    pub const LEN: usize = 67;
 }
 
 /// Bits of [`rule::FLAGS`].

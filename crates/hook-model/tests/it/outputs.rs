@@ -296,6 +296,10 @@ fn setters_agree_with_event_capabilities() {
         assert_eq!(message.is_ok(), kind.shows_system_message(), "{kind}");
         let block = output.set_block("why".into());
         assert_eq!(block.is_ok(), kind.accepts_block_decision(), "{kind}");
+        let stop = output.set_stop("enough".into());
+        assert_eq!(stop.is_ok(), kind.honours_continue(), "{kind}");
+        let title = output.set_session_title("title".into());
+        assert_eq!(title.is_ok(), kind.sets_session_title(), "{kind}");
 
         let rendered = output.render();
         let value: Value =
@@ -309,6 +313,15 @@ fn setters_agree_with_event_capabilities() {
         }
         if kind.accepts_block_decision() {
             assert_eq!((&value["decision"], &value["reason"]), (&"block".into(), &"why".into()));
+        }
+        if kind.honours_continue() {
+            assert_eq!(
+                (&value["continue"], &value["stopReason"]),
+                (&false.into(), &"enough".into())
+            );
+        }
+        if kind.sets_session_title() {
+            assert_eq!(value["hookSpecificOutput"]["sessionTitle"], "title", "{kind}");
         }
         if let Err(err) = context {
             assert_eq!(err.to_string(), format!("`{kind}` does not read `additionalContext`"));

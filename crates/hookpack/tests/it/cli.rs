@@ -167,6 +167,10 @@ fn broken_artifacts_fail_open_and_say_so() {
     let path = dir.join(".claude/hookpack/compiled/rules.hpk");
     let good = std::fs::read(&path).unwrap();
 
+    let future = format!(
+        "artifact format 99, but this hook reads format {}",
+        hook_engine::artifact::format::FORMAT_VERSION
+    );
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("truncated", good[..good.len() / 2].to_vec(), "artifact is truncated"),
         ("foreign", b"#!/bin/sh\necho hi\n".repeat(10), "not a hookpack artifact (bad magic)"),
@@ -177,7 +181,7 @@ fn broken_artifacts_fail_open_and_say_so() {
                 b[8] = 99;
                 b
             },
-            "artifact format 99, but this hook reads format 5",
+            &future,
         ),
         (
             "flipped byte",

@@ -65,3 +65,58 @@ expect = { decision = "none" }
     // does (`-`), so the rule fires; the test says none and fails with the reason.
     assert_eq!(outcomes[1].failures[0], "expected decision none, got ask");
 }
+
+/// `stop` and `session_title` reach the answer as Claude Code reads them, and a test can say so.
+#[test]
+fn stop_and_session_title_are_answered_and_testable() {
+    let pack = pack(
+        r#"
+[pack]
+name = "g"
+
+[[rule]]
+id = "freeze"
+on = "UserPromptSubmit"
+keywords = ["release freeze"]
+stop = "The release freeze is on: no changes today."
+session_title = "Release freeze"
+
+[[rule]]
+id = "title"
+on = "SessionStart"
+session_title = "Payments service"
+
+[[test]]
+name = "the freeze stops Claude and titles the session"
+event = { hook_event_name = "UserPromptSubmit", prompt = "is the release freeze on?" }
+expect = { rules = ["g/freeze"], answer_contains = ['"continue":false', '"stopReason":"[g/freeze] The release freeze is on: no changes today."', '"sessionTitle":"Release freeze"'] }
+
+[[test]]
+name = "other prompts go on"
+event = { hook_event_name = "UserPromptSubmit", prompt = "fix the build" }
+expect = { rules = [], answer_excludes = ['"continue"'] }
+
+[[test]]
+name = "a new session is titled"
+event = { hook_event_name = "SessionStart", source = "startup" }
+expect = { answer_contains = ['"hookSpecificOutput":{"hookEventName":"SessionStart","sessionTitle":"Payments service"}'] }
+
+[[test]]
+name = "a failing answer expectation says what was answered"
+event = { hook_event_name = "SessionStart", source = "startup" }
+expect = { answer_contains = ['"sessionTitle":"Other"'] }
+"#,
+    );
+    let outcomes = run_tests(&pack).unwrap();
+    let failed: Vec<&str> =
+        outcomes.iter().filter(|o| !o.passed()).map(|o| o.name.as_str()).collect();
+    assert_eq!(failed, ["a failing answer expectation says what was answered"]);
+    let last = outcomes.last().unwrap();
+    assert_eq!(
+        last.failures,
+        [
+            r#"expected the answer to contain "\"sessionTitle\":\"Other\"", got {"hookSpecificOutput":{"hookEventName":"SessionStart","sessionTitle":"Payments service"}}"#,
+            "fired: [g/title]"
+        ]
+    );
+}
