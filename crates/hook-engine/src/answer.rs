@@ -96,6 +96,17 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
     if let Some(title) = evaluation.fired.iter().find_map(|f| f.session_title.clone()) {
         let _ = output.set_session_title(title);
     }
+    let mut watching = std::collections::BTreeSet::new();
+    let watched: Vec<String> = evaluation
+        .fired
+        .iter()
+        .flat_map(|f| &f.watch_paths)
+        .filter(|path| watching.insert(*path))
+        .cloned()
+        .collect();
+    if !watched.is_empty() {
+        let _ = output.set_watch_paths(watched);
+    }
     Response { output, decision, context, dropped }
 }
 
@@ -219,6 +230,7 @@ mod tests {
             message: None,
             stop: None,
             session_title: None,
+            watch_paths: Vec::new(),
             once: 0,
             recall: None,
         }

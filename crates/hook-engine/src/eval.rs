@@ -226,6 +226,8 @@ pub struct Fired {
     pub stop: Option<String>,
     /// The session's title.
     pub session_title: Option<String>,
+    /// Files to watch, absolute (relative ones resolved against the project's root).
+    pub watch_paths: Vec<String>,
     /// `once`: 0, [`once::SESSION`] or [`once::COMPACTION`].
     pub once: u8,
     /// What it asks to recall; the runtime (or a pack test) adds what it finds to `context`.
@@ -1064,6 +1066,25 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// A rule's `watch_paths`, each resolved against `root` (kept as written without one).
+    fn watch_paths(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        root: Option<&Path>,
+    ) -> Result<Vec<String>, ArtifactError> {
+        let paths = self.strings(effort, r, rule::WATCH_PATHS_L)?;
+        paths
+            .into_iter()
+            .map(|path| {
+                let full = root
+                    .map_or_else(|| path.to_owned(), |root| root.join(path).display().to_string());
+                effort.keep(full.len())?;
+                Ok(full)
+            })
+            .collect()
+    }
+
     fn fired(
         &self,
         scan: &Scan,
@@ -1117,6 +1138,7 @@ impl<'a> Engine<'a> {
             message: self.optional_kept(effort, r, rule::MESSAGE_S)?,
             stop: self.optional_kept(effort, r, rule::STOP_S)?,
             session_title: self.optional_kept(effort, r, rule::SESSION_TITLE_S)?,
+            watch_paths: self.watch_paths(effort, r, facts.project_root)?,
             once: kinds.to_le_bytes()[2],
             recall,
         })

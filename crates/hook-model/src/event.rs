@@ -132,6 +132,19 @@ impl EventKind {
         )
     }
 
+    /// Whether a rule's context reaches the model on this event: as `additionalContext`
+    /// ([`Self::accepts_additional_context`]), or, on `PreCompact`, as plain stdout, which
+    /// Claude Code appends to the compaction instructions.
+    pub const fn takes_context(self) -> bool {
+        self.accepts_additional_context() || matches!(self, EventKind::PreCompact)
+    }
+
+    /// Whether the event's `hookSpecificOutput` takes `watchPaths`, the files whose changes
+    /// run `FileChanged` (`SessionStart`, `CwdChanged`, `FileChanged`).
+    pub const fn sets_watch_paths(self) -> bool {
+        matches!(self, EventKind::SessionStart | EventKind::CwdChanged | EventKind::FileChanged)
+    }
+
     /// Whether the event's `hookSpecificOutput` takes a `sessionTitle` (`SessionStart` on
     /// startup, resume and fork; `UserPromptSubmit`).
     pub const fn sets_session_title(self) -> bool {

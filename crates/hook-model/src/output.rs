@@ -935,6 +935,22 @@ impl HookOutput {
         Ok(())
     }
 
+    /// Sets `hookSpecificOutput.watchPaths`: absolute paths whose changes run `FileChanged`.
+    ///
+    /// # Errors
+    ///
+    /// When the event watches nothing ([`EventKind::sets_watch_paths`]).
+    pub fn set_watch_paths(&mut self, paths: Vec<String>) -> Result<(), NotAccepted> {
+        let slot = match self {
+            HookOutput::SessionStart(o) => &mut o.hook_specific_output.watch_paths,
+            HookOutput::CwdChanged(o) => &mut o.hook_specific_output.watch_paths,
+            HookOutput::FileChanged(o) => &mut o.hook_specific_output.watch_paths,
+            _ => return Err(NotAccepted { event: self.kind(), field: "watchPaths" }),
+        };
+        *slot = Some(paths);
+        Ok(())
+    }
+
     /// Sets the top-level `"decision": "block"` with its reason.
     ///
     /// # Errors

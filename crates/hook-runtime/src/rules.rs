@@ -87,10 +87,22 @@ pub(crate) fn answer(
     if let Some(notice) = notice {
         announce(&mut response.output, notice);
     }
+    // PreCompact's context is compaction instructions: Claude Code appends a hook's plain
+    // stdout to them (and would append JSON too, as text), unless the hook blocks.
+    let instructions = (input.kind().takes_context()
+        && !input.kind().accepts_additional_context()
+        && response.output.is_empty())
+    .then(|| response.context.take())
+    .flatten()
+    .map(|mut text| {
+        hook_model::cap_text(&mut text, hook_model::MAX_OUTPUT_CHARS);
+        text
+    });
     Answer {
         output: Some(response.output),
         note: (!problems.is_empty()).then(|| problems.join("; ")),
         answered: Answered::FromRules,
+        plain: instructions,
         ..Answer::default()
     }
 }

@@ -185,6 +185,8 @@ pub struct Actions {
     pub stop: Option<String>,
     /// `session_title`.
     pub session_title: Option<String>,
+    /// `watch_paths`, relative to the project.
+    pub watch_paths: Vec<String>,
     /// `set`.
     pub set: StateSet,
     /// `unset`.

@@ -302,6 +302,7 @@ impl Reader<'_> {
             || then.message.is_some()
             || rule.contains_key("stop")
             || rule.contains_key("session_title")
+            || rule.contains_key("watch_paths")
             || then.set != StateSet::default()
             || then.unset != StateUnset::default()
             || then.capture.is_some()
@@ -590,10 +591,9 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
     #[allow(clippy::too_many_lines, reason = "one block per action of the rule language")]
     fn actions(&mut self, when: &Conditions) -> Actions {
         let mut then = Actions::default();
-        let context_what = "events that take additionalContext";
-        if let Some(value) =
-            self.key("context", EventKind::accepts_additional_context, context_what)
-        {
+        let context_what =
+            "events that take additionalContext, and PreCompact (compaction instructions)";
+        if let Some(value) = self.key("context", EventKind::takes_context, context_what) {
             then.context = str_item(value).map(|(s, _)| s.to_owned());
             if self.on.iter().any(|&k| matches!(k, EventKind::Stop | EventKind::SubagentStop)) {
                 self.reader.warning(
@@ -607,8 +607,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                 );
             }
         }
-        if let Some(value) =
-            self.key("context_file", EventKind::accepts_additional_context, context_what)
+        if let Some(value) = self.key("context_file", EventKind::takes_context, context_what)
             && let Some((path, span)) = str_item(value)
         {
             if then.context.is_some() {
@@ -744,6 +743,25 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         ) {
             then.session_title = str_item(value).map(|(s, _)| s.to_owned());
         }
+        if let Some(value) = self.key(
+            "watch_paths",
+            EventKind::sets_watch_paths,
+            "SessionStart, CwdChanged and FileChanged",
+        ) {
+            for (path, span) in strings(value) {
+                if let Some(path) = project_path(path) {
+                    then.watch_paths.push(path);
+                } else {
+                    self.reader.error(
+                        span,
+                        format!(
+                            "`watch_paths` takes paths relative to the project, inside it: `{path}` is not one (rule `{}`)",
+                            self.id
+                        ),
+                    );
+                }
+            }
+        }
         if let Some(DeValue::Table(set)) = self.rule.get("set").map(Spanned::get_ref) {
             then.set = state_set(set);
         }
@@ -788,7 +806,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                 );
             }
         }
-        if let Some(value) = self.key("recall", EventKind::accepts_additional_context, context_what)
+        if let Some(value) = self.key("recall", EventKind::takes_context, context_what)
             && let DeValue::Table(recall) = value.get_ref()
         {
             let from = match string(recall, "from") {
@@ -843,6 +861,24 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         }
         then
     }
+}
+
+/// `path` as a path relative to the project that stays inside it (`.` components dropped), or
+/// `None`: empty, absolute, from the home folder (`~`), or climbing out (`..`).
+fn project_path(path: &str) -> Option<String> {
+    use std::path::Component;
+    if path.starts_with('~') {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for component in std::path::Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str()?),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 const DECISIONS_HELP: &str = "PreToolUse takes allow, ask or deny; PermissionRequest allow or deny; UserPromptSubmit, UserPromptExpansion, PostToolUse, PostToolBatch, Stop, SubagentStop, TaskCreated, TaskCompleted, TeammateIdle, ConfigChange and PreCompact take block";

@@ -229,6 +229,11 @@ pub(crate) static RULE: Table = Table {
             "Stop Claude after the hooks run (`continue: false`), telling the user why (`stopReason`).",
         ),
         key(
+            "watch_paths",
+            Shape::Strings,
+            "SessionStart, CwdChanged, FileChanged: files, relative to the project, whose changes run FileChanged (`watchPaths`).",
+        ),
+        key(
             "session_title",
             Shape::String,
             "SessionStart and UserPromptSubmit: the session's title (`sessionTitle`).",

@@ -26,7 +26,8 @@ use crate::workspace::examples;
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Variant {
-    /// Context, a message and a session title wherever the event takes them.
+    /// Context, a message, a session title and a watched file ([`WATCHED`]) wherever the
+    /// event takes them.
     Says,
     /// `block` wherever the event honours it; `deny` on `PreToolUse` and `PermissionRequest`;
     /// `stop` wherever `continue: false` is honoured.
@@ -37,6 +38,9 @@ pub(crate) enum Variant {
     Allows,
 }
 
+/// The file, relative to the project, that the `says` pack watches.
+pub(crate) const WATCHED: &str = "watched.txt";
+
 /// The pack of `variant`: one rule per event that can answer in it, firing on every payload;
 /// and those events.
 pub(crate) fn pack(variant: Variant) -> (String, Vec<EventKind>) {
@@ -46,7 +50,7 @@ pub(crate) fn pack(variant: Variant) -> (String, Vec<EventKind>) {
         let mut actions = Vec::new();
         match variant {
             Variant::Says => {
-                if kind.accepts_additional_context() {
+                if kind.takes_context() {
                     actions.push(format!("context = \"{kind} context from hookpack\""));
                 }
                 if kind.shows_system_message() {
@@ -54,6 +58,9 @@ pub(crate) fn pack(variant: Variant) -> (String, Vec<EventKind>) {
                 }
                 if kind.sets_session_title() {
                     actions.push(format!("session_title = \"{kind} title from hookpack\""));
+                }
+                if kind.sets_watch_paths() {
+                    actions.push(format!("watch_paths = [\"{WATCHED}\"]"));
                 }
             }
             Variant::Decides => {
@@ -184,7 +191,9 @@ fn answer(
     let stderr = String::from_utf8_lossy(&output.stderr);
     ensure!(output.status.success(), "exit {:?}: {stderr}", output.status.code());
     let stdout = String::from_utf8(output.stdout).context("stdout is not UTF-8")?;
-    if !stdout.trim().is_empty() {
+    // PreCompact's context is plain text: compaction instructions.
+    let plain = kind.takes_context() && !kind.accepts_additional_context();
+    if !plain && !stdout.trim().is_empty() {
         let value: Value = serde_json::from_str(&stdout)
             .with_context(|| format!("stdout is not one JSON value: {stdout}"))?;
         ensure!(value.is_object(), "stdout is not a JSON object: {stdout}");

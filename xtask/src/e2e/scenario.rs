@@ -20,6 +20,7 @@
 //! requests = ["Migrations live in db/migrations"]   # each in some request the model got (a subagent too)
 //! not_requests = []                                   # in none
 //! last_request = []                                   # in the main conversation's last one
+//! compaction = []                                     # in a compaction request
 //! output = []                                         # in the CLI's stream-json output
 //! not_output = []
 //! debug = []                                          # in Claude Code's debug log
@@ -159,6 +160,9 @@ pub(crate) struct Expect {
     #[serde(default)]
     not_debug: Vec<String>,
     max_requests: Option<usize>,
+    /// In some compaction request (the instructions Claude Code gives the model to summarize).
+    #[serde(default)]
+    compaction: Vec<String>,
     /// `[ERROR]` lines of the debug log the scenario causes on purpose (an API error): each must
     /// be there, and lines containing one are not taken for a hook's failure.
     #[serde(default)]
@@ -251,6 +255,13 @@ impl Expect {
         for what in &self.requests {
             if !all.iter().any(|r| has(r, what)) {
                 problems.push(format!("no request showed the model `{what}`"));
+            }
+        }
+        for what in &self.compaction {
+            let compactions =
+                seen.requests.iter().filter(|(_, body)| super::stub::is_compaction(body));
+            if !compactions.map(|(_, body)| body.to_string()).any(|r| has(&r, what)) {
+                problems.push(format!("no compaction request showed the model `{what}`"));
             }
         }
         for what in &self.last_request {

@@ -157,8 +157,10 @@ pub mod rule {
     pub const STOP_S: usize = 63;
     /// `session_title`, string; empty for none.
     pub const SESSION_TITLE_S: usize = 65;
+    /// `watch_paths`: list of strings, relative to the project.
+    pub const WATCH_PATHS_L: usize = 67;
     /// Words per rule.
-    pub const LEN: usize = 67;
+    pub const LEN: usize = 69;
 }
 
 /// Bits of [`rule::FLAGS`].

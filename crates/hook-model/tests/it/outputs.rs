@@ -300,6 +300,8 @@ fn setters_agree_with_event_capabilities() {
         assert_eq!(stop.is_ok(), kind.honours_continue(), "{kind}");
         let title = output.set_session_title("title".into());
         assert_eq!(title.is_ok(), kind.sets_session_title(), "{kind}");
+        let watch = output.set_watch_paths(vec!["/p/a".into()]);
+        assert_eq!(watch.is_ok(), kind.sets_watch_paths(), "{kind}");
 
         let rendered = output.render();
         let value: Value =
@@ -322,6 +324,9 @@ fn setters_agree_with_event_capabilities() {
         }
         if kind.sets_session_title() {
             assert_eq!(value["hookSpecificOutput"]["sessionTitle"], "title", "{kind}");
+        }
+        if kind.sets_watch_paths() {
+            assert_eq!(value["hookSpecificOutput"]["watchPaths"][0], "/p/a", "{kind}");
         }
         if let Err(err) = context {
             assert_eq!(err.to_string(), format!("`{kind}` does not read `additionalContext`"));

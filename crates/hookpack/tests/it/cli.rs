@@ -609,3 +609,30 @@ fn the_users_builtin_guards_are_listed_too() {
     assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
     assert!(!list.exists());
 }
+
+/// A `PreCompact` rule's context is printed as plain text, which Claude Code appends to the
+/// compaction instructions.
+#[test]
+fn pre_compact_context_is_plain_compaction_instructions() {
+    const PACK: &str = r#"[pack]
+name = "compaction"
+
+[[rule]]
+id = "keep-decisions"
+on = "PreCompact"
+context = "Keep every decision the user stated, word for word."
+"#;
+    let dir = project("pre-compact", &[(".claude/hookpack/packs/compaction.toml", PACK)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let payload = json!({
+        "session_id": "s-compact", "transcript_path": "/nonexistent", "cwd": dir,
+        "hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": ""
+    });
+    let (status, stdout, stderr) = hook(EventKind::PreCompact, &dir, &payload);
+    assert_eq!(status, ExitStatus::Proceed);
+    assert_eq!(
+        stdout,
+        "[hookpack: compaction/keep-decisions]\nKeep every decision the user stated, word for word.\n"
+    );
+    assert_eq!(stderr, "");
+}

@@ -120,3 +120,43 @@ expect = { answer_contains = ['"sessionTitle":"Other"'] }
         ]
     );
 }
+
+/// `watch_paths` are resolved against the project and gathered once each; `PreCompact` context
+/// is the compaction instructions.
+#[test]
+fn watch_paths_and_compaction_instructions() {
+    let pack = pack(
+        r#"
+[pack]
+name = "w"
+
+[[rule]]
+id = "config"
+on = ["SessionStart", "FileChanged"]
+watch_paths = ["config/app.toml", "./.env.example"]
+
+[[rule]]
+id = "config-again"
+on = "SessionStart"
+watch_paths = ["config/app.toml"]
+
+[[rule]]
+id = "keep-decisions"
+on = "PreCompact"
+context = "Keep every decision the user stated, word for word."
+
+[[test]]
+name = "a session watches the config once"
+event = { hook_event_name = "SessionStart", source = "startup", cwd = "/work/app" }
+expect = { answer_contains = ['"watchPaths":["/work/app/config/app.toml","/work/app/.env.example"]'] }
+
+[[test]]
+name = "compaction keeps decisions"
+event = { hook_event_name = "PreCompact", trigger = "manual", custom_instructions = "" }
+expect = { rules = ["w/keep-decisions"], context_contains = ["word for word"] }
+"#,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}
