@@ -63,6 +63,13 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
         }
     }
 
+    // A rewritten call, unless it is denied (a denied call does not run).
+    if let (HookOutput::PreToolUse(o), Some(input)) = (&mut output, &evaluation.updated_input)
+        && decision != Some(Decision::Deny)
+    {
+        o.hook_specific_output.updated_input = Some(input.clone());
+    }
+
     let (context, dropped) = context(&evaluation.fired, budget);
     if let Some(text) = &context {
         let _ = output.set_additional_context(text.clone());
@@ -231,6 +238,7 @@ mod tests {
             stop: None,
             session_title: None,
             watch_paths: Vec::new(),
+            rewrite: Vec::new(),
             once: 0,
             recall: None,
         }

@@ -7,7 +7,7 @@ use std::fmt::{self, Write as _};
 use std::path::Path;
 
 use hook_model::EventKind;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::artifact::format::{Section, decision, event, flag, once, recall, rule, settings};
 use crate::artifact::{
@@ -228,6 +228,8 @@ pub struct Fired {
     pub session_title: Option<String>,
     /// Files to watch, absolute (relative ones resolved against the project's root).
     pub watch_paths: Vec<String>,
+    /// `rewrite`: (input field, template).
+    pub rewrite: Vec<(String, String)>,
     /// `once`: 0, [`once::SESSION`] or [`once::COMPACTION`].
     pub once: u8,
     /// What it asks to recall; the runtime (or a pack test) adds what it finds to `context`.
@@ -262,6 +264,8 @@ pub struct Evaluation {
     pub state: SessionState,
     /// The memories the rules that fired capture, privacy tags stripped.
     pub captures: Vec<Captured>,
+    /// The call's input as the rules that fired rewrite it (`PreToolUse`), when any did.
+    pub updated_input: Option<Map<String, Value>>,
 }
 
 impl Evaluation {
@@ -550,6 +554,7 @@ impl<'a> Engine<'a> {
             }
         }
         evaluation.fired.sort_by_key(|f| f.index);
+        evaluation.updated_input = rewritten(effort, facts, &evaluation.fired)?;
         let order: BTreeMap<&str, usize> =
             evaluation.fired.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).rev().collect();
         evaluation.captures.sort_by_key(|c| order.get(c.rule.as_str()).copied());
@@ -1066,6 +1071,22 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// A rule's `rewrite`: (input field, template) pairs.
+    fn rewrite(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+    ) -> Result<Vec<(String, String)>, ArtifactError> {
+        let strings = self.strings(effort, r, rule::REWRITE_L)?;
+        strings
+            .chunks_exact(2)
+            .map(|pair| {
+                effort.keep(pair[0].len() + pair[1].len())?;
+                Ok((pair[0].to_owned(), pair[1].to_owned()))
+            })
+            .collect()
+    }
+
     /// A rule's `watch_paths`, each resolved against `root` (kept as written without one).
     fn watch_paths(
         &self,
@@ -1139,10 +1160,39 @@ impl<'a> Engine<'a> {
             stop: self.optional_kept(effort, r, rule::STOP_S)?,
             session_title: self.optional_kept(effort, r, rule::SESSION_TITLE_S)?,
             watch_paths: self.watch_paths(effort, r, facts.project_root)?,
+            rewrite: self.rewrite(effort, r)?,
             once: kinds.to_le_bytes()[2],
             recall,
         })
     }
+}
+
+/// The call's input with the `rewrite`s of the rules that fired applied in rule order (each
+/// template sees what the rules before it made), or `None` when none applies.
+fn rewritten(
+    effort: &Effort,
+    facts: &Facts<'_>,
+    fired: &[Fired],
+) -> Result<Option<Map<String, Value>>, ArtifactError> {
+    if facts.kind != EventKind::PreToolUse || fired.iter().all(|f| f.rewrite.is_empty()) {
+        return Ok(None);
+    }
+    let Some(original) = facts.payload.get("tool_input").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let mut input = original.clone();
+    effort.keep(text_bytes(facts.payload))?;
+    let mut changed = false;
+    for (field, template) in fired.iter().flat_map(|f| &f.rewrite) {
+        effort.scan(template.len())?;
+        if let Some(value) = crate::template::expand(template, &input) {
+            effort.keep(value.len())?;
+            effort.scan(value.len())?;
+            changed |= input.get(field).and_then(Value::as_str) != Some(value.as_str());
+            input.insert(field.clone(), Value::String(value));
+        }
+    }
+    Ok(changed.then_some(input))
 }
 
 /// Charges what reading a text of `len` bytes for memories costs: each `<` is checked against

@@ -246,6 +246,12 @@ pub fn compile(
         put_str(&mut rec, rule::STOP_S, t.stop.as_deref().unwrap_or(""), &mut w);
         put_str(&mut rec, rule::SESSION_TITLE_S, t.session_title.as_deref().unwrap_or(""), &mut w);
         put_list(&mut rec, rule::WATCH_PATHS_L, w.str_list(&t.watch_paths));
+        let rewrite: Vec<String> = t
+            .rewrite
+            .iter()
+            .flat_map(|(field, template)| [field.clone(), template.clone()])
+            .collect();
+        put_list(&mut rec, rule::REWRITE_L, w.str_list(&rewrite));
 
         let c = &r.when;
         match &c.tool {

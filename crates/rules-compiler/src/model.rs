@@ -187,6 +187,8 @@ pub struct Actions {
     pub session_title: Option<String>,
     /// `watch_paths`, relative to the project.
     pub watch_paths: Vec<String>,
+    /// `rewrite`: (input field, template), in the order written.
+    pub rewrite: Vec<(String, String)>,
     /// `set`.
     pub set: StateSet,
     /// `unset`.

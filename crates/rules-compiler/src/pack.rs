@@ -303,6 +303,7 @@ impl Reader<'_> {
             || rule.contains_key("stop")
             || rule.contains_key("session_title")
             || rule.contains_key("watch_paths")
+            || rule.contains_key("rewrite")
             || then.set != StateSet::default()
             || then.unset != StateUnset::default()
             || then.capture.is_some()
@@ -742,6 +743,26 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             "SessionStart and UserPromptSubmit",
         ) {
             then.session_title = str_item(value).map(|(s, _)| s.to_owned());
+        }
+        if let Some(value) = self.key("rewrite", |k| k == EventKind::PreToolUse, "PreToolUse")
+            && let DeValue::Table(fields) = value.get_ref()
+        {
+            for (field, template) in fields {
+                let Some(text) = template.get_ref().as_str() else { continue };
+                match hook_engine::template::parse(text) {
+                    Ok(_) => then.rewrite.push((field.get_ref().to_string(), text.to_owned())),
+                    Err(why) => self.reader.error(
+                        template.span(),
+                        format!("`rewrite.{}`: {why} (rule `{}`)", field.get_ref(), self.id),
+                    ),
+                }
+            }
+            if then.decision == Some(Decision::Deny) {
+                self.reader.error(
+                    value.span(),
+                    format!("a denied call is not run: `rewrite` with `deny` (rule `{}`)", self.id),
+                );
+            }
         }
         if let Some(value) = self.key(
             "watch_paths",

@@ -229,6 +229,11 @@ pub(crate) static RULE: Table = Table {
             "Stop Claude after the hooks run (`continue: false`), telling the user why (`stopReason`).",
         ),
         key(
+            "rewrite",
+            Shape::Map(&Shape::String),
+            "PreToolUse: new values of the call's input fields, from templates (`{command} --dry-run`, `trash {command#rm }`), as `updatedInput`.",
+        ),
+        key(
             "watch_paths",
             Shape::Strings,
             "SessionStart, CwdChanged, FileChanged: files, relative to the project, whose changes run FileChanged (`watchPaths`).",

@@ -34,7 +34,7 @@ pub(crate) enum Variant {
     Decides,
     /// `ask` on `PreToolUse`, `allow` on `PermissionRequest`.
     Permits,
-    /// `allow` on `PreToolUse`.
+    /// `allow` on `PreToolUse`, with a rewritten input.
     Allows,
 }
 
@@ -85,6 +85,8 @@ pub(crate) fn pack(variant: Variant) -> (String, Vec<EventKind>) {
             Variant::Allows => {
                 if kind == EventKind::PreToolUse {
                     actions.push("decision = \"allow\"".to_owned());
+                    actions
+                        .push("rewrite = { description = \"rewritten by hookpack\" }".to_owned());
                 }
             }
         }

@@ -159,8 +159,10 @@ pub mod rule {
     pub const SESSION_TITLE_S: usize = 65;
     /// `watch_paths`: list of strings, relative to the project.
     pub const WATCH_PATHS_L: usize = 67;
+    /// `rewrite`: list of strings, (input field, template) pairs.
+    pub const REWRITE_L: usize = 69;
     /// Words per rule.
-    pub const LEN: usize = 69;
+    pub const LEN: usize = 71;
 }
 
 /// Bits of [`rule::FLAGS`].

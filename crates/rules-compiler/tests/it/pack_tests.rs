@@ -160,3 +160,53 @@ expect = { rules = ["w/keep-decisions"], context_contains = ["word for word"] }
         assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
     }
 }
+
+/// Rewrites apply in rule order, each seeing the one before; one that cannot be made (its
+/// prefix is not there) does not apply; a deny drops them.
+#[test]
+fn rewrites_compose_in_rule_order() {
+    let pack = pack(
+        r#"
+[pack]
+name = "r"
+
+[[rule]]
+id = "trash"
+on = "PreToolUse"
+tool = "Bash"
+rewrite = { command = "trash {command#rm }" }
+
+[[rule]]
+id = "verbose"
+on = "PreToolUse"
+tool = "Bash"
+rewrite = { command = "{command} -v", description = "{description} (rewritten)" }
+
+[[rule]]
+id = "no-root"
+on = "PreToolUse"
+tool = "Bash"
+keywords = ["/"]
+decision = "deny"
+reason = "Not the root."
+
+[[test]]
+name = "both rewrites, in order"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "rm old.log", description = "clean" } }
+expect = { answer_contains = ['"updatedInput":{"command":"trash old.log -v","description":"clean (rewritten)"}'] }
+
+[[test]]
+name = "a rewrite that cannot be made does not apply"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "ls" } }
+expect = { answer_contains = ['"updatedInput":{"command":"ls -v"}'] }
+
+[[test]]
+name = "a denied call is not rewritten"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "rm /", description = "x" } }
+expect = { decision = "deny", answer_excludes = ["updatedInput"] }
+"#,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}
