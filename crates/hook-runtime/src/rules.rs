@@ -211,9 +211,11 @@ fn evaluate(
     let read_bracket = |state: &SessionState| {
         let prompts = state.prompts_since_compaction;
         match &tail {
-            Some(tail) => transcript::reading_from(tail, &settings, window_tokens, prompts),
+            Some(tail) => {
+                transcript::reading_from(tail, payload, &settings, window_tokens, prompts)
+            }
             // No lock is held: the state was not opened.
-            None => transcript::reading(transcript, &settings, window_tokens, prompts),
+            None => transcript::reading(transcript, payload, &settings, window_tokens, prompts),
         }
         .bracket
     };

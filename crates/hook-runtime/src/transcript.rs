@@ -140,6 +140,16 @@ pub enum How {
         /// The bytes of the transcript read.
         read: u64,
     },
+    /// The payload's own count: `context_tokens` of a resumed or forked `SessionStart` and of
+    /// the model switches, over the window of its model (`model`, `to_model`).
+    Payload {
+        /// Tokens in the context.
+        tokens: u64,
+        /// The window, in tokens.
+        window: u64,
+        /// The model, as the payload names it.
+        model: Option<String>,
+    },
     /// Estimated from the prompts since the session started or was last compacted.
     Estimate {
         /// The prompts counted.
@@ -150,21 +160,30 @@ pub enum How {
 }
 
 /// The bracket for an event whose transcript is `transcript`: from its tail when it has a
-/// usable assistant entry, else estimated from `prompts` since the session started or was last
-/// compacted. `window_tokens` is the configured window (the environment's override applied).
+/// usable assistant entry, else from the `payload`'s own count (`context_tokens`, on a resumed
+/// `SessionStart` and the model switches), else estimated from `prompts` since the session
+/// started or was last compacted, over the window of the payload's model when it names one.
+/// `window_tokens` is the configured window (the environment's override applied).
 pub fn reading(
     transcript: &Path,
+    payload: &Value,
     settings: &Settings,
     window_tokens: u32,
     prompts: u64,
 ) -> Reading {
-    reading_from(&usage(transcript), settings, window_tokens, prompts)
+    reading_from(&usage(transcript), payload, settings, window_tokens, prompts)
+}
+
+/// The model a payload names: the one switched to, or `SessionStart`'s.
+fn payload_model(payload: &Value) -> Option<&str> {
+    ["to_model", "model"].iter().find_map(|key| payload.get(*key).and_then(Value::as_str))
 }
 
 /// The bracket from what [`usage`] found in the transcript (read beforehand, so that a hook
 /// reads it before it takes the state's lock), else estimated from `prompts`, as [`reading`].
 pub fn reading_from(
     tail: &io::Result<(Usage, u64)>,
+    payload: &Value,
     settings: &Settings,
     window_tokens: u32,
     prompts: u64,
@@ -185,7 +204,21 @@ pub fn reading_from(
         Ok((Usage::Unknown, _)) => "no usable assistant entry in the transcript's tail",
         Err(_) => "the transcript cannot be read",
     };
-    let estimate = Settings { window_tokens, ..*settings };
+    let model = payload_model(payload);
+    if let Some(tokens) = payload.get("context_tokens").and_then(Value::as_u64) {
+        let window = window(model, window_tokens, tokens);
+        #[allow(clippy::cast_precision_loss, reason = "token counts are far below 2^52")]
+        let remaining = (100.0 - tokens as f64 * 100.0 / window as f64).max(0.0);
+        let model = model.map(str::to_owned);
+        return Reading {
+            bracket: settings.bracket(remaining),
+            remaining,
+            how: How::Payload { tokens, window, model },
+        };
+    }
+    let assumed = window(model, window_tokens, 0);
+    let estimate =
+        Settings { window_tokens: u32::try_from(assumed).unwrap_or(u32::MAX), ..*settings };
     let remaining = estimate.estimate_remaining(prompts);
     Reading { bracket: settings.bracket(remaining), remaining, how: How::Estimate { prompts, why } }
 }
@@ -197,6 +230,11 @@ impl std::fmt::Display for Reading {
             How::Transcript { tokens, window, model, read } => write!(
                 f,
                 "{bracket} ({tokens} of {window} tokens in use, {remaining:.0}% remaining; model {}; read the last {read} bytes of the transcript)",
+                model.as_deref().unwrap_or("unknown")
+            ),
+            How::Payload { tokens, window, model } => write!(
+                f,
+                "{bracket} ({tokens} of {window} tokens in use, {remaining:.0}% remaining; model {}; as the payload counts them)",
                 model.as_deref().unwrap_or("unknown")
             ),
             How::Estimate { prompts, why } => write!(
@@ -322,5 +360,43 @@ mod tests {
         assert_eq!(window(None, 0, 130_000), 200_000);
         assert_eq!(window(Some("claude-opus-5-5"), 500_000, 130_000), 500_000);
         assert_eq!(window(Some("claude-sonnet-4-5"), 0, 250_000), 1_000_000);
+    }
+
+    /// Without a usable transcript, a resumed session's `SessionStart` (and a model switch)
+    /// counts its own tokens; otherwise the estimate is over the payload's model's window.
+    #[test]
+    fn the_payload_tells_when_the_transcript_cannot() {
+        let settings = Settings {
+            window_tokens: 0,
+            brackets: [60, 40, 25],
+            budget: [2000, 1500, 1000, 500],
+            max_age_days: 30,
+            needs_bracket: true,
+            counts_prompts: true,
+            counts_compactions: true,
+            state_events: 0,
+            writes_handoff: false,
+        };
+        let nothing: io::Result<(Usage, u64)> = Ok((Usage::Unknown, 0));
+        let resumed = serde_json::json!({"source": "resume", "model": "claude-opus-5-5",
+                                          "context_tokens": 300_000});
+        let reading = reading_from(&nothing, &resumed, &settings, 0, 0);
+        assert_eq!(reading.bracket, settings.bracket(70.0));
+        assert!(matches!(reading.how, How::Payload { tokens: 300_000, window: 1_000_000, .. }));
+        let switched = serde_json::json!({"from_model": "claude-opus-5-5",
+                                           "to_model": "claude-sonnet-4-5", "context_tokens": 150_000});
+        let reading = reading_from(&nothing, &switched, &settings, 0, 0);
+        assert!(matches!(reading.how, How::Payload { window: 200_000, .. }), "{reading}");
+        // 50 prompts ≈ 90,000 tokens: 91% left of a million, 55% of 200,000.
+        let started = serde_json::json!({"source": "startup", "model": "claude-opus-5-5"});
+        let on_opus = reading_from(&nothing, &started, &settings, 0, 50);
+        assert!((on_opus.remaining - 91.0).abs() < 0.01, "{on_opus}");
+        let unnamed = reading_from(&nothing, &serde_json::json!({}), &settings, 0, 50);
+        assert!((unnamed.remaining - 55.0).abs() < 0.01, "{unnamed}");
+        // The transcript, when it tells, wins.
+        let told: io::Result<(Usage, u64)> =
+            Ok((Usage::Known { tokens: 100_000, model: Some("claude-sonnet-4-5".into()) }, 10));
+        let reading = reading_from(&told, &resumed, &settings, 0, 0);
+        assert!(matches!(reading.how, How::Transcript { tokens: 100_000, .. }));
     }
 }

@@ -298,6 +298,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         std::env::var("HOOKPACK_WINDOW_TOKENS").ok().and_then(|v| v.trim().parse().ok());
     let reading = transcript::reading(
         Path::new(transcript_path),
+        &payload,
         &settings,
         window_env.unwrap_or(settings.window_tokens),
         state.prompts_since_compaction,
