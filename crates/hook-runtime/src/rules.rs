@@ -344,7 +344,8 @@ fn memories(
             let active = engine.active_rules(state)?;
             Ok(memory::handoff(state, &active, &session.recent_memories()?))
         };
-    // The handoff PreCompact wrote; made now when that hook did not run.
+    // The handoff PreCompact wrote (made now when that hook did not run); on PreCompact, the
+    // one it is writing, which goes into the compaction instructions.
     let recalls_handoff = evaluation
         .fired
         .iter()
@@ -355,8 +356,10 @@ fn memories(
             Some(text) => Some(text),
             None => handoff(session, &evaluation.state)?,
         };
+    } else if kind == EventKind::PreCompact && recalls_handoff {
+        handoff_text = handoff(session, &evaluation.state)?;
     }
-    let gave_handoff = handoff_text.is_some();
+    let gave_handoff = compacted && handoff_text.is_some();
 
     let state = &evaluation.state;
     let fresh = |m: &memory::Memory| !state.already_injected(&memory_key(m.id), once::COMPACTION);

@@ -833,12 +833,17 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             let from = match string(recall, "from") {
                 Some(("prompt", _)) => RecallFrom::Prompt,
                 Some(("handoff", span)) => {
-                    if self.on.iter().any(|&k| k != EventKind::SessionStart) {
+                    if self
+                        .on
+                        .iter()
+                        .any(|&k| !matches!(k, EventKind::SessionStart | EventKind::PreCompact))
+                    {
                         self.reader.warning(
                             span,
                             format!(
-                                "the handoff is given only on the `SessionStart` after a \
-                                 compaction; on other events this recalls nothing (rule `{}`)",
+                                "the handoff is given on the `SessionStart` after a compaction \
+                                 (and into the compaction instructions on `PreCompact`); on \
+                                 other events this recalls nothing (rule `{}`)",
                                 self.id
                             ),
                         );
