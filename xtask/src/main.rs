@@ -55,6 +55,8 @@ fn main() -> ExitCode {
         ["dist"] => release::dist(),
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["e2e", rest @ ..] => e2e::run(rest),
+        // Started by Claude Code in a scenario with `mcp_stub = true`, not by people.
+        ["e2e-mcp-stub"] => e2e::serve_mcp_stub(),
         ["tidy"] => tidy::run(),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");

@@ -8,6 +8,7 @@
 //! what the CLI printed, and Claude Code's debug log.
 
 mod answers;
+mod mcp;
 mod scenario;
 mod stub;
 
@@ -59,6 +60,11 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     println!("\n{} scenarios, {} failed", scenarios.len(), failed.len());
     ensure!(failed.is_empty(), "failed: {}", failed.join(", "));
     Ok(())
+}
+
+/// The MCP server of scenarios with `mcp_stub = true`, on stdio.
+pub(crate) fn serve_mcp_stub() -> anyhow::Result<()> {
+    mcp::serve()
 }
 
 /// Installs the pinned Claude Code into `target/e2e/claude-code` (once); returns its binary.
@@ -154,6 +160,15 @@ fn run_scenario(
     let (home, project, user) = (base.join("home"), base.join("project"), base.join("config"));
     let answers = prepare(scenario, bin_dir, &base)?;
 
+    // The scripted MCP server: this very xtask, started by Claude Code.
+    let mcp_config = base.join("mcp.json");
+    if scenario.mcp_stub {
+        let xtask = std::env::current_exe().context("finding the xtask binary")?;
+        let servers = json!({"mcpServers": {mcp::NAME: {
+            "type": "stdio", "command": xtask, "args": ["e2e-mcp-stub"],
+        }}});
+        std::fs::write(&mcp_config, serde_json::to_string_pretty(&servers)?)?;
+    }
     let (main, subagents) = scenario.turns(&project);
     let stub = Stub::start(main, subagents, &scenario.model, scenario.context_tokens)?;
     let debug_log = base.join("claude-debug.log");
@@ -179,6 +194,13 @@ fn run_scenario(
             .args(if n == 0 { ["--session-id", session] } else { ["--resume", session] })
             .args(scenario.worktree.iter().flat_map(|name| ["--worktree", name.as_str()]))
             .args(scenario.args.iter().map(|a| substitute(a, &project)))
+            .args(
+                scenario
+                    .mcp_stub
+                    .then(|| ["--mcp-config".into(), mcp_config.display().to_string()])
+                    .into_iter()
+                    .flatten(),
+            )
             .arg("--debug-file")
             .arg(&debug_log)
             .current_dir(&project)

@@ -37,7 +37,8 @@
 //! reports), `git`, `worktree` (`--worktree NAME`), `compile`, `args` (more CLI arguments,
 //! `--init`), `env`, `hooks = { Event = ["command", …] }` (wired after hookpack's binary),
 //! `every_event` (a generated pack with a rule on every event, see `answers.rs`) and
-//! `replay_examples` (every binary's answer to every example, shown to Claude Code).
+//! `replay_examples` (every binary's answer to every example, shown to Claude Code) and
+//! `mcp_stub` (a scripted MCP server whose tool asks the user for input).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -94,6 +95,10 @@ pub(crate) struct Scenario {
     /// Claude Code ([`super::answers::replay_examples`]).
     #[serde(default)]
     pub(crate) replay_examples: bool,
+    /// Claude Code gets a scripted MCP server, `stub`, whose tool `ask_user` asks the user for
+    /// input (`mcp__stub__ask_user`: the `Elicitation` hooks run).
+    #[serde(default)]
+    pub(crate) mcp_stub: bool,
     /// More environment variables for Claude Code (`CLAUDE_CODE_ENABLE_TASKS = "1"`).
     #[serde(default)]
     pub(crate) env: BTreeMap<String, String>,
