@@ -160,14 +160,9 @@ fn run_scenario(
     let (home, project, user) = (base.join("home"), base.join("project"), base.join("config"));
     let answers = prepare(scenario, bin_dir, &base)?;
 
-    // The scripted MCP server: this very xtask, started by Claude Code.
     let mcp_config = base.join("mcp.json");
     if scenario.mcp_stub {
-        let xtask = std::env::current_exe().context("finding the xtask binary")?;
-        let servers = json!({"mcpServers": {mcp::NAME: {
-            "type": "stdio", "command": xtask, "args": ["e2e-mcp-stub"],
-        }}});
-        std::fs::write(&mcp_config, serde_json::to_string_pretty(&servers)?)?;
+        write_mcp_config(&mcp_config)?;
     }
     let (main, subagents) = scenario.turns(&project);
     let stub = Stub::start(main, subagents, &scenario.model, scenario.context_tokens)?;
@@ -246,16 +241,7 @@ fn run_scenario(
         overruns: log.overruns,
     };
     let mut problems = scenario.expect.check(&seen, &project);
-    for answer in &answers {
-        let ran = format!("[{}] completed with status 0", replay_command(answer));
-        if !debug.contains(&ran) {
-            problems.push(format!(
-                "Claude Code did not run the replay of {} ({})",
-                answer.examples.join(", "),
-                answer.file.display()
-            ));
-        }
-    }
+    problems.extend(unreplayed(&answers, &debug));
     if scenario.replay_examples {
         let examples: usize = answers.iter().map(|a| a.examples.len()).sum();
         println!("      {} distinct answers to {examples} examples, replayed", answers.len());
@@ -264,6 +250,31 @@ fn run_scenario(
         bail!("{}\n      (everything is under {})", problems.join("\n      "), base.display());
     }
     Ok(())
+}
+
+/// The `--mcp-config` file of the scripted MCP server: this very xtask, started by Claude Code.
+fn write_mcp_config(path: &Path) -> anyhow::Result<()> {
+    let xtask = std::env::current_exe().context("finding the xtask binary")?;
+    let servers = json!({"mcpServers": {mcp::NAME: {
+        "type": "stdio", "command": xtask, "args": ["e2e-mcp-stub"],
+    }}});
+    std::fs::write(path, serde_json::to_string_pretty(&servers)?)?;
+    Ok(())
+}
+
+/// The answers whose replay Claude Code's `debug` log does not show completed.
+fn unreplayed(answers: &[answers::Answer], debug: &str) -> Vec<String> {
+    answers
+        .iter()
+        .filter(|a| !debug.contains(&format!("[{}] completed with status 0", replay_command(a))))
+        .map(|a| {
+            format!(
+                "Claude Code did not run the replay of {} ({})",
+                a.examples.join(", "),
+                a.file.display()
+            )
+        })
+        .collect()
 }
 
 /// Runs `command` (`--input-format stream-json`) as one conversation: each prompt is written
