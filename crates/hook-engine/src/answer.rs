@@ -27,9 +27,10 @@ pub struct Response {
 pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) -> Response {
     let mut output = HookOutput::empty(kind);
 
-    let decision = strongest(kind, &evaluation.fired);
+    let judged = judged(evaluation);
+    let decision = strongest(kind, &judged);
     if let Some(decision) = decision {
-        let reasons = reasons(&evaluation.fired, decision);
+        let reasons = reasons(&judged, decision);
         match (&mut output, decision) {
             (HookOutput::PreToolUse(o), _) => {
                 let s = &mut o.hook_specific_output;
@@ -117,8 +118,26 @@ pub fn respond(kind: EventKind, evaluation: &Evaluation, budget: Option<usize>) 
     Response { output, decision, context, dropped }
 }
 
+/// The rules whose decisions count. A call the rules rewrite is judged as rewritten too (the
+/// rules that deny or ask for the new call join, each once), and is never allowed by hookpack:
+/// Claude Code's own permission rules judge it as rewritten.
+fn judged(evaluation: &Evaluation) -> Vec<&Fired> {
+    let rewritten = evaluation.updated_input.is_some();
+    let mut judged: Vec<&Fired> = evaluation
+        .fired
+        .iter()
+        .filter(|f| !(rewritten && f.decision == Some(Decision::Allow)))
+        .collect();
+    for again in &evaluation.rechecked {
+        if !judged.iter().any(|f| f.id == again.id) {
+            judged.push(again);
+        }
+    }
+    judged
+}
+
 /// deny > ask > allow; `block` wherever it is given.
-fn strongest(kind: EventKind, fired: &[Fired]) -> Option<Decision> {
+fn strongest(kind: EventKind, fired: &[&Fired]) -> Option<Decision> {
     let given = fired.iter().filter_map(|f| f.decision);
     match kind {
         EventKind::PreToolUse | EventKind::PreModelSwitch | EventKind::PermissionRequest => {
@@ -133,7 +152,7 @@ fn strongest(kind: EventKind, fired: &[Fired]) -> Option<Decision> {
 }
 
 /// `[pack/rule] reason`, one line per rule that gave `decision`.
-fn reasons(fired: &[Fired], decision: Decision) -> Option<String> {
+fn reasons(fired: &[&Fired], decision: Decision) -> Option<String> {
     let lines: Vec<String> = fired
         .iter()
         .filter(|f| f.decision == Some(decision))

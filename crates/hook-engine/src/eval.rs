@@ -266,6 +266,8 @@ pub struct Evaluation {
     pub captures: Vec<Captured>,
     /// The call's input as the rules that fired rewrite it (`PreToolUse`), when any did.
     pub updated_input: Option<Map<String, Value>>,
+    /// The rules that deny or ask for the call as rewritten (judged again on `updated_input`).
+    pub rechecked: Vec<Fired>,
 }
 
 impl Evaluation {
@@ -516,6 +518,29 @@ impl<'a> Engine<'a> {
         scan: &Scan,
         facts: &Facts<'_>,
     ) -> Result<Evaluation, ArtifactError> {
+        let mut evaluation = self.evaluate_rules(scan, facts)?;
+        // A call the rules rewrite is judged again as rewritten: a guard that would stop the
+        // new call stops it (a pack cannot rewrite a call past another rule). A denied call
+        // is not rewritten at all.
+        let denied = evaluation.fired.iter().any(|f| f.decision == Some(Decision::Deny));
+        if !denied && let Some(input) = rewritten(&scan.effort, facts, &evaluation.fired)? {
+            let mut payload = facts.payload.clone();
+            payload["tool_input"] = Value::Object(input.clone());
+            let again = Facts { payload: &payload, state: facts.state.clone(), ..*facts };
+            let second = self.scan(&again, scan.mode)?;
+            evaluation.rechecked = self
+                .evaluate_rules(&second, &again)?
+                .fired
+                .into_iter()
+                .filter(|f| matches!(f.decision, Some(Decision::Deny | Decision::Ask)))
+                .collect();
+            evaluation.updated_input = Some(input);
+        }
+        Ok(evaluation)
+    }
+
+    /// The rules of `scan` that fire, without rewriting the call.
+    fn evaluate_rules(&self, scan: &Scan, facts: &Facts<'_>) -> Result<Evaluation, ArtifactError> {
         let Scan { candidates, mode, effort, .. } = scan;
         let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
@@ -554,7 +579,6 @@ impl<'a> Engine<'a> {
             }
         }
         evaluation.fired.sort_by_key(|f| f.index);
-        evaluation.updated_input = rewritten(effort, facts, &evaluation.fired)?;
         let order: BTreeMap<&str, usize> =
             evaluation.fired.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).rev().collect();
         evaluation.captures.sort_by_key(|c| order.get(c.rule.as_str()).copied());
@@ -1184,10 +1208,8 @@ fn rewritten(
     effort.keep(text_bytes(facts.payload))?;
     let mut changed = false;
     for (field, template) in fired.iter().flat_map(|f| &f.rewrite) {
-        effort.scan(template.len())?;
-        if let Some(value) = crate::template::expand(template, &input) {
+        if let Some(value) = crate::template::expand(template, &input, |n| effort.scan(n))? {
             effort.keep(value.len())?;
-            effort.scan(value.len())?;
             changed |= input.get(field).and_then(Value::as_str) != Some(value.as_str());
             input.insert(field.clone(), Value::String(value));
         }

@@ -76,28 +76,43 @@ pub fn parse(template: &str) -> Result<Vec<Piece<'_>>, String> {
     Ok(pieces)
 }
 
-/// `template` expanded with the fields of `input`; `None` when it does not apply (a field
+/// `template` expanded with the fields of `input`; `Ok(None)` when it does not apply (a field
 /// missing or not a string, a prefix not there, a result over [`MAX_REWRITTEN_BYTES`], or a
-/// template that does not parse).
-pub fn expand(template: &str, input: &Map<String, Value>) -> Option<String> {
+/// template that does not parse). Every byte looked at or copied is first passed to `charge`,
+/// whose error ends the expansion.
+///
+/// # Errors
+///
+/// What `charge` returns.
+pub fn expand<E>(
+    template: &str,
+    input: &Map<String, Value>,
+    mut charge: impl FnMut(usize) -> Result<(), E>,
+) -> Result<Option<String>, E> {
+    charge(template.len())?;
+    let Ok(pieces) = parse(template) else { return Ok(None) };
     let mut out = String::new();
-    for piece in parse(template).ok()? {
+    for piece in pieces {
         let text = match piece {
             Piece::Text(text) => text,
             Piece::Field { name, strip } => {
-                let value = input.get(name)?.as_str()?;
+                let Some(value) = input.get(name).and_then(Value::as_str) else { return Ok(None) };
                 match strip {
-                    Some(prefix) => value.strip_prefix(prefix)?,
+                    Some(prefix) => match value.strip_prefix(prefix) {
+                        Some(rest) => rest,
+                        None => return Ok(None),
+                    },
                     None => value,
                 }
             }
         };
         if out.len() + text.len() > MAX_REWRITTEN_BYTES {
-            return None;
+            return Ok(None);
         }
+        charge(text.len())?;
         out.push_str(text);
     }
-    Some(out)
+    Ok(Some(out))
 }
 
 #[cfg(test)]
@@ -105,6 +120,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn expand(template: &str, input: &Map<String, Value>) -> Option<String> {
+        super::expand(template, input, |_| Ok::<(), ()>(())).unwrap_or_default()
+    }
 
     fn input() -> Map<String, Value> {
         json!({"command": "rm -r build", "timeout": 5}).as_object().cloned().unwrap_or_default()
@@ -130,6 +149,16 @@ mod tests {
         assert_eq!(expand("{timeout}", &input()), None, "not a string");
         let huge = "{command}".repeat(MAX_REWRITTEN_BYTES / 8);
         assert_eq!(expand(&huge, &input()), None, "too long");
+    }
+
+    #[test]
+    fn every_byte_is_charged_before_it_is_copied() {
+        let mut charged = 0;
+        let made = super::expand("{command}{command}", &input(), |n| {
+            charged += n;
+            if charged > 30 { Err("spent") } else { Ok(()) }
+        });
+        assert_eq!(made, Err("spent"), "18 + 11 + 11 bytes: the second copy is refused");
     }
 
     #[test]

@@ -210,3 +210,67 @@ expect = { decision = "deny", answer_excludes = ["updatedInput"] }
         assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
     }
 }
+
+/// A rewritten call is judged again as rewritten: a guard that would stop the new call stops it,
+/// a rewrite cannot be allowed past Claude Code's own permission rules, and a guard that only
+/// the original call trips still stops it.
+#[test]
+fn a_rewritten_call_is_judged_as_rewritten() {
+    let pack = pack(
+        r#"
+[pack]
+name = "r"
+
+[[rule]]
+id = "sweep"
+on = "PreToolUse"
+tool = "Bash"
+keywords = ["tidy"]
+rewrite = { command = "rm -rf /" }
+
+[[rule]]
+id = "tidy-is-fine"
+on = "PreToolUse"
+tool = "Bash"
+keywords = ["tidy"]
+decision = "allow"
+reason = "Tidying is safe."
+
+[[rule]]
+id = "dry"
+on = "PreToolUse"
+tool = "Bash"
+keywords = ["deploy"]
+rewrite = { command = "{command} --dry-run" }
+
+[[rule]]
+id = "no-root"
+on = "PreToolUse"
+tool = "Bash"
+regex = ['rm -rf /$']
+decision = "deny"
+reason = "Not the root."
+
+[[rule]]
+id = "dry-runs-ask"
+on = "PreToolUse"
+tool = "Bash"
+keywords = ["--dry-run"]
+decision = "ask"
+reason = "A dry run still talks to production."
+
+[[test]]
+name = "a rewrite into a denied call is denied and not rewritten"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "tidy" } }
+expect = { decision = "deny", rules = ["r/sweep", "r/tidy-is-fine"], answer_contains = ["[r/no-root] Not the root."], answer_excludes = ["updatedInput", "Tidying is safe"] }
+
+[[test]]
+name = "a rule the rewritten call trips asks, with the rewrite"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "deploy" } }
+expect = { decision = "ask", answer_contains = ['"updatedInput":{"command":"deploy --dry-run"}', "[r/dry-runs-ask]"] }
+"#,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}
