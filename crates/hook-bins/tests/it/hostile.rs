@@ -330,6 +330,37 @@ fn guards_hold_on_shaky_payloads() {
     assert_eq!(decision(&answered), None, "{answered}");
 }
 
+/// Counts given as floats or strings (`duration_ms: 12.5`, `context_tokens: "130000"`) leave the
+/// payload readable: the rules still answer (before, such a payload was unreadable and the hook
+/// answered nothing).
+#[test]
+fn counts_of_any_numeric_shape_keep_the_payload_readable() {
+    let pack = format!(
+        "{GUARD}
+[[rule]]
+id = \"ran\"
+on = [\"PostToolUse\", \"PostToolUseFailure\"]
+tool = \"Bash\"
+context = \"The build log is in target/build.log.\"
+"
+    );
+    let root = project("float-counts", &pack);
+    let ran = json!({"tool_name": "Bash", "tool_input": {"command": "make"}});
+    for (kind, extra) in [
+        (EventKind::PostToolUse, json!({"tool_response": {"stdout": ""}, "duration_ms": 12.5})),
+        (EventKind::PostToolUse, json!({"tool_response": {}, "duration_ms": "12"})),
+        (EventKind::PostToolUseFailure, json!({"error": "exit 2", "duration_ms": 1e3})),
+    ] {
+        let mut payload = ran.clone();
+        payload.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let output = run(&root, kind, &payload, LIMIT);
+        let answered = answer(&output);
+        let context = answered["hookSpecificOutput"]["additionalContext"].as_str();
+        assert!(context.is_some_and(|c| c.contains("target/build.log")), "{payload}: {answered}");
+        assert_eq!(output.stderr, b"", "{payload}: evaluated, not a failure");
+    }
+}
+
 #[test]
 fn a_fail_closed_deny_names_the_cause_and_the_way_out() {
     let root = project("way-out", GUARD);
