@@ -145,6 +145,11 @@ pub(crate) fn handle(
             (Answered::FromRules, _) => {
                 "the rules still answer; only the session state is lost. If it persists".to_owned()
             }
+            // The payload, not the rules: recompiling would not help.
+            _ if unreadable_payload => "the rules did not answer this event. If Claude Code \
+                                        changed its payloads, update hookpack; `hookpack doctor` \
+                                        shows the details"
+                .to_owned(),
             _ => format!(
                 "hooks answer without their rules until it is fixed. To fix it, {}; \
                  `hookpack doctor` shows the details",

@@ -328,6 +328,10 @@ fn guards_hold_on_shaky_payloads() {
     let other = json!({"tool_name": "Read", "tool_input": 7});
     let answered = answer(&run(&root, EventKind::PreToolUse, &other, LIMIT));
     assert_eq!(decision(&answered), None, "{answered}");
+    // The user is told the payload was the problem, not sent to recompile rules that are fine.
+    let told = answered["systemMessage"].as_str().unwrap_or_default();
+    assert!(told.contains("invalid `PreToolUse` payload"), "{told}");
+    assert!(told.contains("update hookpack") && !told.contains("hookpack compile"), "{told}");
 }
 
 /// Counts given as floats or strings (`duration_ms: 12.5`, `context_tokens: "130000"`) leave the
