@@ -8,6 +8,7 @@ pub mod artifact;
 pub mod bounded;
 mod eval;
 pub mod memory;
+pub mod shell;
 pub mod template;
 pub mod text;
 

@@ -1,0 +1,1022 @@
+//! What a shell command line runs: the simple commands of a `Bash` (or `PowerShell`) call, each
+//! as the words its program receives, wrappers stripped (reference §2.1, `command`).
+//!
+//! `sudo env X=1 "git" reset --hard && (cd / ; bash -c 'rm -rf "$HOME"')` runs `git reset
+//! --hard`, `cd /`, `bash -c …` and `rm -rf $HOME`: the text is split at `;`, `&&`, `||`, `|`,
+//! `&` and newlines, into subshells, `$(…)`, `<(…)` and backticks; words are unquoted (`'…'`,
+//! `"…"`, `\x`, `$'…'`); assignments and wrappers (`sudo`, `env`, `command`, `exec`, `nohup`,
+//! `time`, `nice`, `timeout`, `xargs`, …) are skipped with their options; and what an inline
+//! shell runs is parsed in turn (`bash -c`, `sh -c`, `eval`, a heredoc or here-string fed to a
+//! shell, `find -exec`). Text that is only data stays data: a heredoc's body is the standard
+//! input of its command (a word of it for matching, never parsed unless a shell reads it), and
+//! the arguments of `echo`, `grep` or `git commit -m` are arguments.
+//!
+//! It is a reader for guards, not a shell: it never expands variables or globs, and reads odd
+//! input (unbalanced quotes, stray parentheses) as far as it makes sense. It is linear: every
+//! byte is read once per nesting level and nesting stops at [`MAX_DEPTH`]; its output lives in
+//! one string and two vectors however many words there are.
+
+use std::ops::Range;
+
+/// How deep commands nest (`$(…)` in `bash -c` in a subshell …) before the rest is read as
+/// plain words.
+pub const MAX_DEPTH: u8 = 8;
+
+/// The shell whose syntax the text is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// Bash and its kin: `\` escapes, heredocs, `&` runs in the background.
+    Posix,
+    /// PowerShell: `` ` `` escapes (a `\` is a path separator), `&` calls a command, no heredocs.
+    PowerShell,
+}
+
+/// The simple commands a command line runs.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Every word, unquoted, one after the other.
+    text: String,
+    /// The words, as ranges of `text`.
+    words: Vec<Range<usize>>,
+    /// The commands, in the order they were read.
+    commands: Vec<Raw>,
+}
+
+/// A command as stored: its words and where its program is among them.
+#[derive(Clone, Debug)]
+struct Raw {
+    /// Indices into `words`: everything the command line gave it, wrappers included.
+    words: Range<usize>,
+    /// The index in `words` of its program (after assignments and wrappers).
+    program: usize,
+    /// What a heredoc or here-string feeds it: an index into `words`.
+    stdin: Option<usize>,
+    /// How deeply it is nested (0: on the command line itself).
+    depth: u8,
+    /// Whether its program has been found and its inline commands read.
+    settled: bool,
+}
+
+/// One simple command.
+#[derive(Clone, Copy, Debug)]
+pub struct Command<'p> {
+    parsed: &'p Parsed,
+    raw: &'p Raw,
+}
+
+impl<'p> Command<'p> {
+    /// Its program, as written (`/usr/bin/git`, unquoted); empty for a command of assignments
+    /// only.
+    pub fn program(&self) -> &'p str {
+        if self.raw.program < self.raw.words.end { self.parsed.word(self.raw.program) } else { "" }
+    }
+
+    /// Its program's name: the last part of its path (`git`).
+    pub fn name(&self) -> &'p str {
+        let program = self.program();
+        program.rsplit(['/', '\\']).next().unwrap_or(program)
+    }
+
+    /// The words after the program.
+    pub fn args(&self) -> impl ExactSizeIterator<Item = &'p str> + Clone + 'p {
+        let parsed = self.parsed;
+        let start = (self.raw.program + 1).min(self.raw.words.end);
+        (start..self.raw.words.end).map(move |i| parsed.word(i))
+    }
+
+    /// What a heredoc or here-string gives it on standard input.
+    pub fn stdin(&self) -> Option<&'p str> {
+        self.raw.stdin.map(|i| self.parsed.word(i))
+    }
+
+    /// The words it was given before its program: assignments and wrappers (`sudo -u root`).
+    pub fn wrappers(&self) -> impl Iterator<Item = &'p str> + 'p {
+        let parsed = self.parsed;
+        (self.raw.words.start..self.raw.program.min(self.raw.words.end))
+            .map(move |i| parsed.word(i))
+    }
+
+    /// How deeply it is nested: 0 on the command line itself, 1 inside `$(…)` or `bash -c`, …
+    pub fn depth(&self) -> u8 {
+        self.raw.depth
+    }
+}
+
+impl std::fmt::Display for Command<'_> {
+    /// The command as a shell would read it back: its program and arguments, quoted where
+    /// needed (wrappers left out; standard input from a heredoc shown as `<<<`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for word in std::iter::once(self.program()).chain(self.args()) {
+            if !first {
+                f.write_str(" ")?;
+            }
+            first = false;
+            write_quoted(f, word)?;
+        }
+        if let Some(stdin) = self.stdin() {
+            f.write_str(" <<< ")?;
+            write_quoted(f, stdin)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_quoted(f: &mut std::fmt::Formatter<'_>, word: &str) -> std::fmt::Result {
+    let plain = !word.is_empty()
+        && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^~{}".contains(&b));
+    if plain {
+        return f.write_str(word);
+    }
+    f.write_str("'")?;
+    f.write_str(&word.replace('\'', r"'\''"))?;
+    f.write_str("'")
+}
+
+impl Parsed {
+    /// The commands, in the order they begin (a command before the `$(…)` in its words).
+    pub fn commands(&self) -> impl ExactSizeIterator<Item = Command<'_>> {
+        self.commands.iter().map(move |raw| Command { parsed: self, raw })
+    }
+
+    fn word(&self, i: usize) -> &str {
+        self.words.get(i).and_then(|r| self.text.get(r.clone())).unwrap_or("")
+    }
+}
+
+/// The commands `text` runs, read as `dialect`.
+pub fn parse(text: &str, dialect: Dialect) -> Parsed {
+    let mut parsed = Parsed::default();
+    read(&mut parsed, text, dialect, 0);
+    parsed
+}
+
+/// Reads `text` at `depth` into `parsed`, then what its inline shells run.
+fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
+    let first = parsed.commands.len();
+    Lexer::new(text.as_bytes(), 0, dialect, depth, parsed).list(false);
+    // The commands this reading found (nested ones included): wrappers skipped, and what
+    // inline shells run read in turn (appended, and settled by that reading).
+    for index in first..parsed.commands.len() {
+        if std::mem::replace(&mut parsed.commands[index].settled, true) {
+            continue;
+        }
+        let depth = parsed.commands[index].depth;
+        let Some(inline) = settle(parsed, index) else { continue };
+        if depth + 1 < MAX_DEPTH {
+            let text = match inline {
+                Inline::Words(words) => {
+                    words.map(|i| parsed.word(i).to_owned()).collect::<Vec<_>>().join(" ")
+                }
+                Inline::Word(i) => parsed.word(i).to_owned(),
+            };
+            read(parsed, &text, dialect, depth + 1);
+        }
+    }
+}
+
+/// What an inline shell runs.
+enum Inline {
+    /// One word: `bash -c WORD`, a heredoc fed to `sh`.
+    Word(usize),
+    /// Words joined by spaces: `eval a b c`, `find -exec …`.
+    Words(Range<usize>),
+}
+
+/// Finds command `index`'s program past assignments and wrappers; says what it runs inline.
+fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
+    let Raw { words, stdin, .. } = parsed.commands[index].clone();
+    let mut i = words.start;
+    // Reserved words that open or close a compound command.
+    while i < words.end && RESERVED.contains(&parsed.word(i)) {
+        i += 1;
+    }
+    let mut rounds = 0;
+    loop {
+        while i < words.end && is_assignment(parsed.word(i)) {
+            i += 1;
+        }
+        if i >= words.end || rounds > 16 {
+            break;
+        }
+        rounds += 1;
+        let name = basename(parsed.word(i)).to_ascii_lowercase();
+        let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) else { break };
+        let at = i;
+        i += 1;
+        // Its options, and those that take a value, with the value.
+        while i < words.end {
+            let word = parsed.word(i);
+            if word == "--" {
+                i += 1;
+                break;
+            }
+            if !word.starts_with('-') || word.len() < 2 {
+                break;
+            }
+            if wrapper.queries.contains(&word) {
+                // `command -v rm` says where `rm` is; it runs nothing.
+                parsed.commands[index].program = at;
+                return None;
+            }
+            i += 1;
+            if wrapper.valued.contains(&word) {
+                i += 1;
+            }
+        }
+        // `timeout 30 cmd`, `taskset 0x1 cmd`, `flock /tmp/lock cmd`: a first operand.
+        if wrapper.operand && i < words.end {
+            i += 1;
+        }
+    }
+    parsed.commands[index].program = i.min(words.end);
+    if i >= words.end {
+        return None;
+    }
+    let name = basename(parsed.word(i)).to_ascii_lowercase();
+    let rest = i + 1..words.end;
+    if name == "eval" {
+        return (!rest.is_empty()).then_some(Inline::Words(rest));
+    }
+    if SHELLS.contains(&name.as_str()) {
+        // `bash -c 'cmd'`, `bash -lc 'cmd'`, `sh -e -c 'cmd'`: the first operand after the
+        // options; without `-c`, the shell reads its standard input.
+        let mut c = false;
+        for j in rest.clone() {
+            let word = parsed.word(j);
+            if word.starts_with('-') && !word.starts_with("--") && word.len() > 1 {
+                c |= word[1..].contains('c');
+                continue;
+            }
+            if word.starts_with("--") {
+                continue;
+            }
+            return c.then_some(Inline::Word(j));
+        }
+        return if c { None } else { stdin.map(Inline::Word) };
+    }
+    if name == "find" {
+        // `find … -exec cmd … ;` (or `+`, `-execdir`, `-ok`).
+        let start = rest.clone().find(|&j| FIND_EXEC.contains(&parsed.word(j)))? + 1;
+        let end = (start..words.end)
+            .find(|&j| matches!(parsed.word(j), ";" | "+" | "\\;"))
+            .unwrap_or(words.end);
+        return (start < end).then_some(Inline::Words(start..end));
+    }
+    None
+}
+
+/// Words that open or close a compound command, skipped before a program.
+const RESERVED: &[&str] =
+    &["if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"];
+
+/// Shells whose `-c` operand, or standard input, is a command line.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox-sh"];
+
+/// `find` options that run a command.
+const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
+/// A program that runs the command after its options.
+struct Wrapper {
+    name: &'static str,
+    /// Options followed by a value.
+    valued: &'static [&'static str],
+    /// Options with which it runs nothing (`command -v`).
+    queries: &'static [&'static str],
+    /// Whether an operand comes before the command (`timeout DURATION cmd`).
+    operand: bool,
+}
+
+const fn wrapper(name: &'static str, valued: &'static [&'static str]) -> Wrapper {
+    Wrapper { name, valued, queries: &[], operand: false }
+}
+
+const WRAPPERS: &[Wrapper] = &[
+    wrapper("sudo", &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"]),
+    wrapper("doas", &["-u", "-C"]),
+    wrapper("env", &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]),
+    Wrapper { name: "command", valued: &[], queries: &["-v", "-V"], operand: false },
+    wrapper("builtin", &[]),
+    wrapper("exec", &["-a"]),
+    wrapper("nohup", &[]),
+    wrapper("time", &["-f", "-o", "--format", "--output"]),
+    wrapper("nice", &["-n", "--adjustment"]),
+    wrapper("ionice", &["-c", "-n", "-p", "--class", "--classdata"]),
+    Wrapper {
+        name: "timeout",
+        valued: &["-s", "-k", "--signal", "--kill-after"],
+        queries: &[],
+        operand: true,
+    },
+    wrapper("stdbuf", &["-i", "-o", "-e"]),
+    wrapper("setsid", &[]),
+    wrapper("unbuffer", &[]),
+    wrapper("chrt", &[]),
+    Wrapper { name: "taskset", valued: &[], queries: &[], operand: true },
+    Wrapper { name: "flock", valued: &["-w", "-E", "--timeout"], queries: &[], operand: true },
+    wrapper(
+        "xargs",
+        &[
+            "-I",
+            "-i",
+            "-n",
+            "-P",
+            "-d",
+            "-L",
+            "-l",
+            "-s",
+            "-E",
+            "-e",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-lines",
+            "--max-chars",
+            "--replace",
+            "--eof",
+        ],
+    ),
+    wrapper("watch", &["-n", "-d", "--interval", "-c"]),
+    wrapper("strace", &["-o", "-e", "-p", "-s"]),
+    wrapper("ltrace", &["-o", "-e", "-p", "-s"]),
+    wrapper("caffeinate", &["-t", "-w"]),
+    wrapper("busybox", &[]),
+    wrapper("run0", &["-u", "--user"]),
+    wrapper("pkexec", &["--user"]),
+];
+
+fn basename(word: &str) -> &str {
+    word.rsplit(['/', '\\']).next().unwrap_or(word)
+}
+
+/// `NAME=value` (a variable assignment before a command).
+fn is_assignment(word: &str) -> bool {
+    let Some((name, _)) = word.split_once('=') else { return false };
+    let name = name.strip_suffix('+').unwrap_or(name);
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A heredoc whose body comes after the current line.
+struct Pending {
+    delimiter: String,
+    strip_tabs: bool,
+    command: usize,
+}
+
+/// Reads one level of a command line; a nested level (a subshell, `$(…)`) is read by a lexer
+/// of its own over the same bytes, so that every word is built whole before it is stored.
+struct Lexer<'s, 'p> {
+    s: &'s [u8],
+    i: usize,
+    dialect: Dialect,
+    depth: u8,
+    parsed: &'p mut Parsed,
+    /// The command being read, and its words so far (ranges of `parsed.text`).
+    current: Option<usize>,
+    words: Vec<Range<usize>>,
+    /// The word being read.
+    word: String,
+    /// Heredocs opened on the current line.
+    line: Vec<Pending>,
+}
+
+impl<'s> Lexer<'s, '_> {
+    fn new<'p>(
+        s: &'s [u8],
+        i: usize,
+        dialect: Dialect,
+        depth: u8,
+        parsed: &'p mut Parsed,
+    ) -> Lexer<'s, 'p> {
+        Lexer {
+            s,
+            i,
+            dialect,
+            depth,
+            parsed,
+            current: None,
+            words: Vec::new(),
+            word: String::new(),
+            line: Vec::new(),
+        }
+    }
+
+    fn peek(&self, at: usize) -> Option<u8> {
+        self.s.get(self.i + at).copied()
+    }
+
+    /// Reads commands until the end, or the `)` that ends a subshell or `$(` when `closed`.
+    fn list(&mut self, closed: bool) {
+        while let Some(b) = self.peek(0) {
+            match b {
+                b' ' | b'\t' | b'\r' => self.i += 1,
+                b'\n' => {
+                    self.i += 1;
+                    self.end();
+                    self.heredocs();
+                }
+                b'#' => self.skip_comment(),
+                b'&' => {
+                    self.i += 1;
+                    // PowerShell's `&` calls the command after it; `&&` ends one either way.
+                    if self.dialect == Dialect::Posix || self.peek(0) == Some(b'&') {
+                        self.end();
+                    }
+                }
+                b')' if closed => {
+                    self.i += 1;
+                    break;
+                }
+                // `;`, `|`; a stray `)` (a `case` pattern's), a group's braces: separators.
+                b';' | b'|' | b')' | b'}' => {
+                    self.i += 1;
+                    self.end();
+                }
+                b'{' if self.peek(1).is_none_or(|b| b.is_ascii_whitespace()) => {
+                    self.i += 1;
+                    self.end();
+                }
+                b'(' => {
+                    self.i += 1;
+                    self.end();
+                    self.nested();
+                }
+                b'<' | b'>' => {
+                    self.open();
+                    self.redirect();
+                }
+                _ => {
+                    self.open();
+                    // A word of digits right before `<` or `>` is a file descriptor.
+                    let mut j = self.i;
+                    while self.s.get(j).is_some_and(u8::is_ascii_digit) {
+                        j += 1;
+                    }
+                    if j > self.i && matches!(self.s.get(j), Some(b'<' | b'>')) {
+                        self.i = j;
+                        continue;
+                    }
+                    if self.read_word() {
+                        let word = self.store_word();
+                        self.words.push(word);
+                    }
+                }
+            }
+        }
+        self.end();
+        // Heredocs whose body never came.
+        self.line.clear();
+    }
+
+    /// Starts a command unless one is being read.
+    fn open(&mut self) {
+        if self.current.is_none() {
+            let at = self.parsed.words.len();
+            self.parsed.commands.push(Raw {
+                words: at..at,
+                program: at,
+                stdin: None,
+                depth: self.depth,
+                settled: false,
+            });
+            self.current = Some(self.parsed.commands.len() - 1);
+        }
+    }
+
+    /// Ends the command being read: its words go into `parsed`, one after the other.
+    fn end(&mut self) {
+        let Some(at) = self.current.take() else { return };
+        let start = self.parsed.words.len();
+        self.parsed.words.append(&mut self.words);
+        let raw = &mut self.parsed.commands[at];
+        raw.words = start..self.parsed.words.len();
+        raw.program = start;
+    }
+
+    /// Moves the word just read into `parsed.text`; returns its range there.
+    fn store_word(&mut self) -> Range<usize> {
+        let start = self.parsed.text.len();
+        self.parsed.text.push_str(&self.word);
+        start..self.parsed.text.len()
+    }
+
+    /// Reads a nested list (a subshell, `$(…)`, `<(…)`) up to its `)`; past [`MAX_DEPTH`],
+    /// skips it, balancing parentheses.
+    fn nested(&mut self) {
+        if self.depth + 1 < MAX_DEPTH {
+            let mut inner = Lexer::new(self.s, self.i, self.dialect, self.depth + 1, self.parsed);
+            inner.list(true);
+            self.i = inner.i;
+        } else {
+            let mut open = 1usize;
+            while let Some(b) = self.peek(0) {
+                self.i += 1;
+                if b == b'(' {
+                    open += 1;
+                } else if b == b')' {
+                    open -= 1;
+                    if open == 0 {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn skip_comment(&mut self) {
+        if self.dialect == Dialect::PowerShell && self.i > 0 && self.s[self.i - 1] == b'<' {
+            // `<# … #>`, a block comment.
+            while self.i < self.s.len() && !(self.s[self.i] == b'#' && self.peek(1) == Some(b'>')) {
+                self.i += 1;
+            }
+            self.i = (self.i + 2).min(self.s.len());
+            return;
+        }
+        while self.peek(0).is_some_and(|b| b != b'\n') {
+            self.i += 1;
+        }
+    }
+
+    /// A redirection of the current command: its target is not an argument; a heredoc's body
+    /// and a here-string become its standard input.
+    fn redirect(&mut self) {
+        let Some(at) = self.current else { return };
+        if self.dialect == Dialect::Posix && self.s[self.i..].starts_with(b"<<<") {
+            self.i += 3;
+            self.blanks();
+            if self.read_word() {
+                let word = self.store_word();
+                self.set_stdin(at, word);
+            }
+            return;
+        }
+        if self.dialect == Dialect::Posix && self.s[self.i..].starts_with(b"<<") {
+            self.i += 2;
+            let strip_tabs = self.peek(0) == Some(b'-');
+            if strip_tabs {
+                self.i += 1;
+            }
+            self.blanks();
+            if self.read_word() {
+                let delimiter = std::mem::take(&mut self.word);
+                self.line.push(Pending { delimiter, strip_tabs, command: at });
+            }
+            return;
+        }
+        if self.dialect == Dialect::PowerShell && self.s[self.i..].starts_with(b"<#") {
+            self.i += 1;
+            self.skip_comment();
+            return;
+        }
+        // `<(…)` and `>(…)`: commands whose output is a file name.
+        if self.peek(1) == Some(b'(') {
+            self.i += 2;
+            self.nested();
+            return;
+        }
+        // `>`, `>>`, `>|`, `<>`, `>&2`; then the target, which is not an argument.
+        self.i += 1;
+        while matches!(self.peek(0), Some(b'>' | b'|' | b'&')) {
+            self.i += 1;
+        }
+        self.blanks();
+        let _ = self.read_word();
+    }
+
+    fn set_stdin(&mut self, at: usize, word: Range<usize>) {
+        self.parsed.words.push(word);
+        self.parsed.commands[at].stdin = Some(self.parsed.words.len() - 1);
+    }
+
+    fn blanks(&mut self) {
+        while matches!(self.peek(0), Some(b' ' | b'\t')) {
+            self.i += 1;
+        }
+    }
+
+    /// After a newline: the bodies of the heredocs its line opened.
+    fn heredocs(&mut self) {
+        for pending in std::mem::take(&mut self.line) {
+            let start = self.parsed.text.len();
+            while let Some(rest) = self.s.get(self.i..).filter(|r| !r.is_empty()) {
+                let len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                self.i += (len + 1).min(rest.len());
+                let mut line = &rest[..len];
+                if pending.strip_tabs {
+                    while let [b'\t', tail @ ..] = line {
+                        line = tail;
+                    }
+                }
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if line == pending.delimiter.as_bytes() {
+                    break;
+                }
+                self.parsed.text.push_str(&String::from_utf8_lossy(line));
+                self.parsed.text.push('\n');
+            }
+            let word = start..self.parsed.text.len();
+            self.set_stdin(pending.command, word);
+        }
+    }
+
+    /// Reads one word, unquoted, into `self.word`; `false` when there is none here (an
+    /// operator follows).
+    fn read_word(&mut self) -> bool {
+        self.word.clear();
+        // Whether a word is here: a line continuation alone is none, `''` is an empty word.
+        let mut seen = false;
+        let escape = match self.dialect {
+            Dialect::Posix => b'\\',
+            Dialect::PowerShell => b'`',
+        };
+        while let Some(b) = self.peek(0) {
+            if b == escape && self.peek(1) == Some(b'\n') {
+                self.i += 2;
+                continue;
+            }
+            match b {
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')' => {
+                    break;
+                }
+                b'`' if self.dialect == Dialect::Posix => self.backticks(),
+                _ if b == escape => {
+                    self.i += 1;
+                    self.char();
+                }
+                b'\'' => {
+                    self.i += 1;
+                    self.single_quoted();
+                }
+                b'"' => {
+                    self.i += 1;
+                    self.double_quoted(escape);
+                }
+                b'$' => self.dollar(),
+                _ => self.char(),
+            }
+            seen = true;
+        }
+        seen
+    }
+
+    /// Copies one character (a whole UTF-8 sequence) into the word.
+    fn char(&mut self) {
+        let rest = &self.s[self.i..];
+        let len = match rest.first() {
+            Some(&b) if b < 0x80 => 1,
+            Some(&b) if b >= 0xF0 => 4,
+            Some(&b) if b >= 0xE0 => 3,
+            Some(_) => 2,
+            None => return,
+        };
+        let len = len.min(rest.len());
+        self.word.push_str(&String::from_utf8_lossy(&rest[..len]));
+        self.i += len;
+    }
+
+    fn single_quoted(&mut self) {
+        loop {
+            let rest = &self.s[self.i..];
+            let len = rest.iter().position(|&b| b == b'\'').unwrap_or(rest.len());
+            self.word.push_str(&String::from_utf8_lossy(&rest[..len]));
+            self.i += (len + 1).min(rest.len());
+            // PowerShell doubles a quote inside single quotes.
+            if self.dialect == Dialect::PowerShell && self.peek(0) == Some(b'\'') {
+                self.word.push('\'');
+                self.i += 1;
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn double_quoted(&mut self, escape: u8) {
+        while let Some(b) = self.peek(0) {
+            match b {
+                b'"' => {
+                    self.i += 1;
+                    return;
+                }
+                _ if b == escape => {
+                    self.i += 1;
+                    match self.peek(0) {
+                        Some(b'\n') => self.i += 1,
+                        Some(b'$' | b'`' | b'"' | b'\\') => self.char(),
+                        Some(_) if self.dialect == Dialect::PowerShell => self.char(),
+                        Some(_) => self.word.push('\\'),
+                        None => {}
+                    }
+                }
+                b'`' if self.dialect == Dialect::Posix => self.backticks(),
+                b'$' => self.dollar(),
+                _ => self.char(),
+            }
+        }
+    }
+
+    /// `$(…)` (its commands read; the word keeps it as written), `${…}`, `$'…'`, or a `$`.
+    fn dollar(&mut self) {
+        match self.peek(1) {
+            Some(b'(') => {
+                let begin = self.i;
+                self.i += 2;
+                self.nested();
+                self.word.push_str(&String::from_utf8_lossy(&self.s[begin..self.i]));
+            }
+            Some(b'{') => {
+                let rest = &self.s[self.i..];
+                let len = rest.iter().position(|&b| b == b'}').map_or(rest.len(), |p| p + 1);
+                self.word.push_str(&String::from_utf8_lossy(&rest[..len]));
+                self.i += len;
+            }
+            Some(b'\'') if self.dialect == Dialect::Posix => {
+                self.i += 2;
+                self.ansi_c();
+            }
+            _ => self.char(),
+        }
+    }
+
+    /// `$'…'`: the escapes that spell characters (`$'\x72m'` is `rm`).
+    fn ansi_c(&mut self) {
+        while let Some(b) = self.peek(0) {
+            self.i += 1;
+            match b {
+                b'\'' => return,
+                b'\\' => {
+                    let Some(e) = self.peek(0) else { return };
+                    self.i += 1;
+                    let (radix, max) = match e {
+                        b'n' => (0, '\n' as u32),
+                        b't' => (0, '\t' as u32),
+                        b'r' => (0, '\r' as u32),
+                        b'a' => (0, 7),
+                        b'e' | b'E' => (0, 0x1b),
+                        b'\\' | b'\'' | b'"' | b'?' => (0, u32::from(e)),
+                        b'x' => (16, 2),
+                        b'0'..=b'7' => {
+                            self.i -= 1;
+                            (8, 3)
+                        }
+                        _ => {
+                            self.word.push('\\');
+                            self.i -= 1;
+                            continue;
+                        }
+                    };
+                    if radix == 0 {
+                        self.word.push(char::from_u32(max).unwrap_or('?'));
+                        continue;
+                    }
+                    let mut value = 0u32;
+                    let mut digits = 0;
+                    while digits < max
+                        && let Some(d) = self.peek(0).and_then(|d| (d as char).to_digit(radix))
+                    {
+                        value = value * radix + d;
+                        digits += 1;
+                        self.i += 1;
+                    }
+                    let c = char::from_u32(value).filter(|c| c.is_ascii() && digits > 0);
+                    self.word.push(c.unwrap_or('?'));
+                }
+                _ => {
+                    self.i -= 1;
+                    self.char();
+                }
+            }
+        }
+    }
+
+    /// `` `…` ``: its commands, read from its text with the escapes removed; the word keeps it
+    /// as written.
+    fn backticks(&mut self) {
+        let begin = self.i;
+        self.i += 1;
+        let mut inner = Vec::new();
+        while let Some(b) = self.peek(0) {
+            self.i += 1;
+            match b {
+                b'`' => break,
+                b'\\' if matches!(self.peek(0), Some(b'`' | b'\\' | b'$')) => {
+                    inner.push(self.s[self.i]);
+                    self.i += 1;
+                }
+                _ => inner.push(b),
+            }
+        }
+        self.word.push_str(&String::from_utf8_lossy(&self.s[begin..self.i]));
+        if self.depth + 1 < MAX_DEPTH {
+            let inner = String::from_utf8_lossy(&inner);
+            read(self.parsed, &inner, self.dialect, self.depth + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each command as `program arg arg…`, with its depth when nested.
+    fn commands(text: &str) -> Vec<String> {
+        let parsed = parse(text, Dialect::Posix);
+        parsed
+            .commands()
+            .filter(|c| !c.program().is_empty())
+            .map(|c| {
+                let mut line =
+                    std::iter::once(c.program()).chain(c.args()).collect::<Vec<_>>().join(" ");
+                if let Some(stdin) = c.stdin() {
+                    line = format!("{line} <<< {stdin:?}");
+                }
+                if c.depth() > 0 {
+                    line = format!("{}:{line}", c.depth());
+                }
+                line
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lists_and_pipelines_split() {
+        assert_eq!(
+            commands("make build; git reset --hard && ls | wc -l || echo no & sleep 1\nnpm test"),
+            ["make build", "git reset --hard", "ls", "wc -l", "echo no", "sleep 1", "npm test"]
+        );
+    }
+
+    #[test]
+    fn quotes_and_escapes_are_removed() {
+        assert_eq!(
+            commands(r#""git" 'reset' --ha"rd" \rm -r\f "/home/a b" $'\x72m' "a\"b" 'c'"d""#),
+            [r#"git reset --hard rm -rf /home/a b rm a"b cd"#]
+        );
+        assert_eq!(commands(r"\rm -rf /"), ["rm -rf /"]);
+        assert_eq!(commands("rm -rf \\\n  /etc"), ["rm -rf /etc"]);
+    }
+
+    #[test]
+    fn wrappers_and_assignments_are_skipped() {
+        for (text, program, args) in [
+            ("sudo rm -rf /etc", "rm", "-rf /etc"),
+            ("sudo -u root -E rm -rf /", "rm", "-rf /"),
+            ("env X=1 Y=2 git push -f", "git", "push -f"),
+            ("env -i -u HOME git push -f", "git", "push -f"),
+            ("FOO=bar BAZ=1 git reset --hard", "git", "reset --hard"),
+            ("command git reset --hard", "git", "reset --hard"),
+            ("exec -a x rm -rf /", "rm", "-rf /"),
+            ("nohup nice -n 10 timeout -s KILL 30 rm -rf /", "rm", "-rf /"),
+            ("time -p sudo rm -rf /", "rm", "-rf /"),
+            ("xargs -0 -n 1 rm -rf", "rm", "-rf"),
+            ("/usr/bin/sudo /bin/rm -rf /", "/bin/rm", "-rf /"),
+            ("if true; then rm -rf /; fi", "rm", "-rf /"),
+        ] {
+            let parsed = parse(text, Dialect::Posix);
+            let found = parsed.commands().find(|c| c.name() == basename(program));
+            let found = found.unwrap_or_else(|| panic!("{text}: {:?}", commands(text)));
+            assert_eq!(found.program(), program, "{text}");
+            assert_eq!(found.args().collect::<Vec<_>>().join(" "), args, "{text}");
+        }
+        // `command -v` runs nothing.
+        assert_eq!(
+            parse("command -v rm", Dialect::Posix).commands().next().unwrap().name(),
+            "command"
+        );
+    }
+
+    #[test]
+    fn nested_commands_are_found() {
+        assert_eq!(
+            commands("echo $(rm -rf /tmp/x) `git clean -fdx` \"$(git reset --hard)\""),
+            [
+                "echo $(rm -rf /tmp/x) `git clean -fdx` $(git reset --hard)",
+                "1:rm -rf /tmp/x",
+                "1:git clean -fdx",
+                "1:git reset --hard",
+            ]
+        );
+        assert_eq!(commands("(cd / && rm -rf *)"), ["1:cd /", "1:rm -rf *"]);
+        assert_eq!(commands("diff <(ls a) >(tee b)"), ["diff", "1:ls a", "1:tee b"]);
+    }
+
+    #[test]
+    fn inline_shells_are_read() {
+        assert_eq!(
+            commands("bash -c 'rm -rf \"$HOME\"'"),
+            ["bash -c rm -rf \"$HOME\"", "1:rm -rf $HOME"]
+        );
+        assert_eq!(
+            commands("sh -ec \"git push --force\""),
+            ["sh -ec git push --force", "1:git push --force"]
+        );
+        assert_eq!(
+            commands("eval 'git' reset --hard"),
+            ["eval git reset --hard", "1:git reset --hard"]
+        );
+        assert_eq!(
+            commands("find / -name x -exec rm -rf {} \\;"),
+            ["find / -name x -exec rm -rf {} ;", "1:rm -rf {}"]
+        );
+        assert_eq!(
+            commands("bash <<'EOF'\nrm -rf /\nEOF\necho done"),
+            ["bash <<< \"rm -rf /\\n\"", "echo done", "1:rm -rf /"]
+        );
+        assert_eq!(
+            commands("sh <<< 'git clean -fdx'"),
+            ["sh <<< \"git clean -fdx\"", "1:git clean -fdx"]
+        );
+    }
+
+    #[test]
+    fn data_stays_data() {
+        assert_eq!(commands("echo \"git reset --hard\""), ["echo git reset --hard"]);
+        assert_eq!(commands("grep -r 'rm -rf /' ."), ["grep -r rm -rf / ."]);
+        assert_eq!(
+            commands("git commit -m \"Fix git push --force detection\""),
+            ["git commit -m Fix git push --force detection"]
+        );
+        assert_eq!(
+            commands("cat <<EOF > notes.md\nnever run rm -rf /\nEOF\ngit add notes.md"),
+            ["cat <<< \"never run rm -rf /\\n\"", "git add notes.md"]
+        );
+        assert_eq!(commands("ls # rm -rf /"), ["ls"]);
+        assert_eq!(commands("python3 -c \"print('rm -rf /')\""), ["python3 -c print('rm -rf /')"]);
+    }
+
+    #[test]
+    fn redirections_are_not_arguments() {
+        assert_eq!(commands("make 2>&1 >build.log < in.txt"), ["make"]);
+        assert_eq!(commands("echo x >> /etc/hosts; cat 2> /dev/null"), ["echo x", "cat"]);
+        assert_eq!(
+            commands("cat <<-EOF | psql\n\tDROP TABLE users;\n\tEOF"),
+            ["cat <<< \"DROP TABLE users;\\n\"", "psql"]
+        );
+    }
+
+    #[test]
+    fn powershell_escapes_with_backticks() {
+        let parsed = parse(
+            r#"Remove-Item -Recurse -Force C:\Users\me; & "rm" -r `"x`""#,
+            Dialect::PowerShell,
+        );
+        let lines: Vec<String> = parsed
+            .commands()
+            .map(|c| std::iter::once(c.program()).chain(c.args()).collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(lines, [r"Remove-Item -Recurse -Force C:\Users\me", r#"rm -r "x""#]);
+    }
+
+    #[test]
+    fn odd_input_is_read_as_far_as_it_goes() {
+        for text in [
+            "'unterminated",
+            "\"unterminated $(",
+            "$(((((",
+            ")))))",
+            "<<",
+            "<<<",
+            "echo $'\\x",
+            "`",
+            "bash -c",
+            "find -exec",
+            "a <<A <<B\nx\nA\ny",
+            "${",
+            "\\",
+            "&&||;;",
+            "$'\\777'",
+            "<(",
+            "sudo",
+            "env -u",
+            "é \u{1F600} ü",
+            "cat <<\n",
+        ] {
+            let parsed = parse(text, Dialect::Posix);
+            for command in parsed.commands() {
+                let _ = command.to_string();
+            }
+            let _ = parse(text, Dialect::PowerShell);
+        }
+    }
+
+    #[test]
+    fn nesting_stops_at_the_limit() {
+        let deep = "$(".repeat(10_000) + "rm -rf /" + &")".repeat(10_000);
+        let parsed = parse(&deep, Dialect::Posix);
+        assert!(parsed.commands().all(|c| c.depth() < MAX_DEPTH));
+        let shells = "bash -c \"".repeat(50) + "rm -rf /";
+        let parsed = parse(&shells, Dialect::Posix);
+        assert!(parsed.commands().all(|c| c.depth() < MAX_DEPTH));
+        let subshells = "(".repeat(100_000);
+        assert!(parse(&subshells, Dialect::Posix).commands().len() < MAX_DEPTH as usize);
+    }
+
+    #[test]
+    fn display_quotes_what_needs_it() {
+        let parsed = parse("sudo rm -rf \"/home/a b\" it\\'s", Dialect::Posix);
+        assert_eq!(parsed.commands().next().unwrap().to_string(), r"rm -rf '/home/a b' 'it'\''s'");
+    }
+}
