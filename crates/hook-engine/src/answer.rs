@@ -260,6 +260,7 @@ mod tests {
             rewrite: Vec::new(),
             once: 0,
             recall: None,
+            command: None,
         }
     }
 

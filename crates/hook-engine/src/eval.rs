@@ -9,11 +9,15 @@ use std::path::Path;
 use hook_model::EventKind;
 use serde_json::{Map, Value};
 
-use crate::artifact::format::{Section, decision, event, flag, once, recall, rule, settings};
+use crate::artifact::format::{
+    Section, command, decision, event, flag, once, recall, rule, settings,
+};
 use crate::artifact::{
     Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, StrRef, Words,
 };
+use crate::command::Pattern;
 use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall, RecallFrom};
+use crate::shell;
 use crate::text::{default_text, field_text, lookup};
 
 /// A context bracket: how much of the context window remains (reference §2.4).
@@ -234,6 +238,8 @@ pub struct Fired {
     pub once: u8,
     /// What it asks to recall; the runtime (or a pack test) adds what it finds to `context`.
     pub recall: Option<Recall>,
+    /// The command its `command` condition matched, as a shell would read it back.
+    pub command: Option<String>,
 }
 
 /// A rule of the event that did not fire, and the first condition that failed.
@@ -310,10 +316,15 @@ pub struct Scan {
     effort: Effort,
 }
 
+/// What the texts of one field run, read once per event.
+type Commands = std::rc::Rc<Vec<shell::Parsed>>;
+
 /// See [`Scan`]'s `shared`.
 #[derive(Clone, Debug, Default)]
 struct Shared {
     stars: OnceCell<Vec<String>>,
+    /// The commands each text rules read runs, by the text's field.
+    commands: RefCell<BTreeMap<(u32, u32), Commands>>,
     prompt_terms: OnceCell<Vec<String>>,
     path_terms: OnceCell<Vec<String>>,
 }
@@ -956,6 +967,22 @@ impl<'a> Engine<'a> {
             }
         }
 
+        let patterns = self.command_patterns(effort, r)?;
+        if !patterns.is_empty()
+            && self.matched_command(effort, &patterns, r, facts, scan)?.is_none()
+        {
+            return miss("command", &|| {
+                let parsed = self.commands(effort, r, facts, scan).unwrap_or_default();
+                let run: Vec<String> =
+                    parsed.iter().flat_map(|p| p.commands().map(|c| format!("`{c}`"))).collect();
+                if run.is_empty() {
+                    "the text runs no command".to_owned()
+                } else {
+                    format!("no `command` pattern matches what the text runs: {}", run.join(", "))
+                }
+            });
+        }
+
         if r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0 {
             let config = self.memory_config_with(effort)?;
             let texts = self.texts(effort, facts, r.str_ref(rule::FIELD_S))?;
@@ -981,6 +1008,92 @@ impl<'a> Engine<'a> {
             });
         }
         Ok(Ok(()))
+    }
+
+    /// Rule `r`'s `command` patterns.
+    fn command_patterns(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+    ) -> Result<Vec<Pattern<&'a str>>, ArtifactError> {
+        let list = r.list_ref(rule::COMMAND_L);
+        if list.len == 0 {
+            return Ok(Vec::new());
+        }
+        let words: Vec<u32> = self.list(effort, list)?.iter().collect();
+        let mut patterns: Vec<Pattern<&'a str>> = Vec::new();
+        for entry in words.chunks_exact(3) {
+            let text = self.str(effort, StrRef { offset: entry[1], len: entry[2] })?;
+            if entry[0] == command::NEXT {
+                patterns.push(Pattern::default());
+                continue;
+            }
+            let Some(pattern) = patterns.last_mut() else {
+                return Err(ArtifactError::Malformed("command pattern"));
+            };
+            match entry[0] {
+                command::PROGRAM => pattern.program.push(text),
+                command::SUBCOMMAND => pattern.subcommand.push(text),
+                command::FLAG => pattern.flags.push(text),
+                command::ARG => pattern.args.push(text),
+                _ => return Err(ArtifactError::Malformed("command pattern")),
+            }
+        }
+        Ok(patterns)
+    }
+
+    /// The commands the texts rule `r` reads run, read once per text and event.
+    fn commands(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        scan: &Scan,
+    ) -> Result<Commands, ArtifactError> {
+        let field = r.str_ref(rule::FIELD_S);
+        let key = (field.offset, field.len);
+        if let Some(parsed) = scan.shared.commands.borrow().get(&key) {
+            return Ok(parsed.clone());
+        }
+        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
+        let dialect = if tool == Some("PowerShell") {
+            shell::Dialect::PowerShell
+        } else {
+            shell::Dialect::Posix
+        };
+        let mut parsed = Vec::new();
+        for text in self.texts(effort, facts, field)? {
+            // Read once per nesting level at most, and kept.
+            effort.scan(text.len().saturating_mul(usize::from(shell::MAX_DEPTH)))?;
+            effort.keep(text.len().saturating_mul(2))?;
+            parsed.push(shell::parse(&text, dialect));
+        }
+        let parsed = std::rc::Rc::new(parsed);
+        scan.shared.commands.borrow_mut().insert(key, parsed.clone());
+        Ok(parsed)
+    }
+
+    /// The first command of the rule's text that one of `patterns` matches, read back.
+    fn matched_command(
+        &self,
+        effort: &Effort,
+        patterns: &[Pattern<&'a str>],
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        scan: &Scan,
+    ) -> Result<Option<String>, ArtifactError> {
+        let parsed = self.commands(effort, r, facts, scan)?;
+        let mut charge = |units: usize| effort.spend(units as u64);
+        for command in parsed.iter().flat_map(shell::Parsed::commands) {
+            for pattern in patterns {
+                if pattern.matches(&command, &mut charge)? {
+                    let shown = command.to_string();
+                    effort.keep(shown.len())?;
+                    return Ok(Some(shown));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The conditions on the session state, the bracket and `once`.
@@ -1187,6 +1300,14 @@ impl<'a> Engine<'a> {
             rewrite: self.rewrite(effort, r)?,
             once: kinds.to_le_bytes()[2],
             recall,
+            command: {
+                let patterns = self.command_patterns(effort, r)?;
+                if patterns.is_empty() {
+                    None
+                } else {
+                    self.matched_command(effort, &patterns, r, facts, scan)?
+                }
+            },
         })
     }
 }

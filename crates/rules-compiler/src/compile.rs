@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use hook_engine::artifact::format::{Section, decision, event, flag, once, recall, rule, settings};
+use hook_engine::artifact::format::{
+    Section, command, decision, event, flag, once, recall, rule, settings,
+};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
@@ -300,6 +302,22 @@ pub fn compile(
             .collect::<Result<_, _>>()?;
         put_list(&mut rec, rule::REGEX_L, w.list(&regex_list));
         put_list(&mut rec, rule::STAR_L, w.str_list(&c.star));
+        let mut command_words = Vec::new();
+        for pattern in &c.command {
+            command_words.extend_from_slice(&[command::NEXT, 0, 0]);
+            for (kind, parts) in [
+                (command::PROGRAM, &pattern.program),
+                (command::SUBCOMMAND, &pattern.subcommand),
+                (command::FLAG, &pattern.flags),
+                (command::ARG, &pattern.args),
+            ] {
+                for part in parts {
+                    let part = w.str(part);
+                    command_words.extend_from_slice(&[kind, part.offset, part.len]);
+                }
+            }
+        }
+        put_list(&mut rec, rule::COMMAND_L, w.list(&command_words));
         let mut field_words = Vec::new();
         for condition in &c.fields {
             let path = w.str(&condition.path);

@@ -88,6 +88,8 @@ pub struct Conditions {
     /// `field`: the dotted path of the text the four keys above read; `None` for the event's
     /// default text.
     pub field: Option<String>,
+    /// `command`: any of these patterns matches a command the text runs.
+    pub command: Vec<hook_engine::command::Pattern<String>>,
     /// `star`: any of these star-commands (lowercase, without `*`).
     pub star: Vec<String>,
     /// `fields`, `source`, `trigger`, … : exact values of payload fields, by dotted path.

@@ -218,6 +218,43 @@ impl Reader<'_> {
                 }
             }
         }
+        if let Some(value) = check.key("command", text_events, text_what) {
+            let tables: Vec<&Item<'_>> = match value.get_ref() {
+                DeValue::Array(items) => items.iter().collect(),
+                _ => vec![value],
+            };
+            for table in tables {
+                let DeValue::Table(keys) = table.get_ref() else { continue };
+                let list = |key: &str| -> Vec<String> {
+                    keys.get(key)
+                        .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+                        .unwrap_or_default()
+                };
+                let pattern = hook_engine::command::Pattern {
+                    program: list("program"),
+                    subcommand: list("subcommand")
+                        .iter()
+                        .flat_map(|s| s.split_whitespace().map(str::to_owned))
+                        .collect(),
+                    flags: list("flags"),
+                    args: list("args"),
+                };
+                match hook_engine::command::problem(&pattern) {
+                    Some(problem) => {
+                        check.reader.error(table.span(), format!("{problem} (rule `{id}`)"));
+                    }
+                    None => when.command.push(pattern),
+                }
+            }
+            if when.command.is_empty()
+                && matches!(value.get_ref(), DeValue::Array(items) if items.is_empty())
+            {
+                when.never = true;
+                check
+                    .reader
+                    .warning(value.span(), format!("rule `{id}` never fires: `command` is empty"));
+            }
+        }
         if let Some(value) =
             check.key("star", |k| k == EventKind::UserPromptSubmit, "UserPromptSubmit")
         {

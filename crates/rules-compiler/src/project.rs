@@ -560,7 +560,9 @@ fn env_value(shape: &shape::Shape, raw: &str, name: &str) -> Result<toml::Value,
                 .join(", ")
         )),
         Shape::Map(_) => Err(format!("is a table: set its entries instead (`{name}__<NAME>`)")),
-        Shape::Tables(_) | Shape::Payload => Err("cannot be set from the environment".to_owned()),
+        Shape::Tables(_) | Shape::TableOrTables(_) | Shape::Payload => {
+            Err("cannot be set from the environment".to_owned())
+        }
     }
 }
 

@@ -38,6 +38,8 @@ pub(crate) enum Shape {
     Table(&'static Table),
     /// A list of tables with these keys (`[[rule]]`).
     Tables(&'static Table),
+    /// A table with these keys, or a list of them.
+    TableOrTables(&'static Table),
     /// A table whose keys are the user's, each value of this shape.
     Map(&'static Shape),
     /// A scalar (string, integer, float, boolean) or a list of scalars.
@@ -92,6 +94,34 @@ pub(crate) const DECISIONS: &[&str] = &["allow", "ask", "deny", "block"];
 pub(crate) const EXPECTED_DECISIONS: &[&str] = &["none", "allow", "ask", "deny", "block"];
 
 const STRINGS_MAX: i64 = i64::MAX;
+
+/// A `command` pattern.
+static COMMAND: Table = Table {
+    what: "a command pattern",
+    doc: "A command the text runs: its program, then its subcommand, flags and operands.",
+    keys: &[
+        required(
+            "program",
+            Shape::Strings,
+            "The program's name (`git`, not `/usr/bin/git`); `*` and `?` glob (`python*`); any of a list.",
+        ),
+        key(
+            "subcommand",
+            Shape::String,
+            "Its first operands, in order (`stash drop`); `|` gives alternatives for a word (`delete ns|namespace`).",
+        ),
+        key(
+            "flags",
+            Shape::Strings,
+            "Options that must all be given, each `-r|-R|--recursive` (any of them); `!` in front: none of them. `-r` is found in `-rf`, `--force` as `--force=…`; `--request=DELETE` also as `--request DELETE`.",
+        ),
+        key(
+            "args",
+            Shape::Strings,
+            "Globs over the operands after the subcommand and what a heredoc feeds it: one must match; `!glob` excludes an operand. ASCII case is ignored.",
+        ),
+    ],
+};
 
 /// A rule pack file.
 pub(crate) static PACK_FILE: Table = Table {
@@ -156,6 +186,11 @@ pub(crate) static RULE: Table = Table {
             "regex",
             Shape::Strings,
             "Any of these regexes (Rust `regex` syntax) matches the text.",
+        ),
+        key(
+            "command",
+            Shape::TableOrTables(&COMMAND),
+            "Shell tools: a command the call runs, parsed as a shell reads it (wrappers, quotes, `bash -c`, `$(…)` seen through); any of a list.",
         ),
         key(
             "field",
@@ -578,7 +613,7 @@ fn check_value(
             }
         }
         (Shape::Number { min, max }, _) => wrong(&format!("a number from {min} to {max}")),
-        (Shape::Table(table), DeValue::Table(inner)) => {
+        (Shape::Table(table) | Shape::TableOrTables(table), DeValue::Table(inner)) => {
             check_table(source, inner, span, table, diags);
         }
         (Shape::Map(inner), DeValue::Table(entries)) => {
@@ -587,7 +622,7 @@ fn check_value(
             }
         }
         (Shape::Table(_) | Shape::Map(_), _) => wrong("a table"),
-        (Shape::Tables(table), DeValue::Array(items)) => {
+        (Shape::Tables(table) | Shape::TableOrTables(table), DeValue::Array(items)) => {
             for item in &**items {
                 match item.get_ref() {
                     DeValue::Table(inner) => check_table(source, inner, item.span(), table, diags),
@@ -600,6 +635,7 @@ fn check_value(
             }
         }
         (Shape::Tables(_), _) => wrong("an array of tables (`[[...]]`)"),
+        (Shape::TableOrTables(_), _) => wrong("a table or a list of tables"),
         (Shape::Scalars, DeValue::Array(items)) => {
             for item in &**items {
                 if matches!(
@@ -749,6 +785,9 @@ fn shape_schema(shape: &Shape) -> Value {
         Shape::Bool => json!({ "type": "boolean" }),
         Shape::Table(table) => table_schema(table),
         Shape::Tables(table) => json!({ "type": "array", "items": table_schema(table) }),
+        Shape::TableOrTables(table) => json!({
+            "anyOf": [table_schema(table), { "type": "array", "items": table_schema(table) }]
+        }),
         Shape::Map(inner) => {
             json!({ "type": "object", "additionalProperties": shape_schema(inner) })
         }

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -161,8 +161,25 @@ pub mod rule {
     pub const WATCH_PATHS_L: usize = 67;
     /// `rewrite`: list of strings, (input field, template) pairs.
     pub const REWRITE_L: usize = 69;
+    /// `command`: list of (kind, string) triples, [`super::command`].
+    pub const COMMAND_L: usize = 71;
     /// Words per rule.
-    pub const LEN: usize = 71;
+    pub const LEN: usize = 73;
+}
+
+/// The entries of [`rule::COMMAND_L`]: `[kind, offset, len]`, a string of the kind's part of a
+/// pattern; each pattern starts with a [`command::NEXT`] entry (its string empty).
+pub mod command {
+    /// A new pattern starts.
+    pub const NEXT: u32 = 0;
+    /// A `program` glob.
+    pub const PROGRAM: u32 = 1;
+    /// A `subcommand` word.
+    pub const SUBCOMMAND: u32 = 2;
+    /// A `flags` entry.
+    pub const FLAG: u32 = 3;
+    /// An `args` glob.
+    pub const ARG: u32 = 4;
 }
 
 /// Bits of [`rule::FLAGS`].

@@ -274,3 +274,97 @@ expect = { decision = "ask", answer_contains = ['"updatedInput":{"command":"depl
         assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
     }
 }
+
+/// `command` matches what a shell runs, not the text: wrappers, quotes and inline shells are
+/// seen through, and data (echo, commit messages, heredocs to `cat`) is not a command.
+#[test]
+fn command_patterns_match_what_runs() {
+    let pack = pack(
+        r#"
+[pack]
+name = "g"
+
+[[rule]]
+id = "reset-hard"
+on = "PreToolUse"
+tool = "Bash"
+command = { program = "git", subcommand = "reset", flags = ["--hard"] }
+decision = "deny"
+reason = "git reset --hard throws away uncommitted work; commit or stash it first."
+
+[[rule]]
+id = "rm-system"
+on = "PreToolUse"
+tool = "Bash|PowerShell"
+command = [
+  { program = "rm", flags = ["-r|-R|--recursive"], args = ["/", "/etc*", "~", "~/"] },
+  { program = "Remove-Item", flags = ["-Recurse"], args = ["C:\\", "C:\\Windows*"] },
+]
+decision = "deny"
+reason = "Deletes a system folder; delete what you mean inside the project instead."
+
+[[test]]
+name = "behind sudo, env and quotes"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "sudo env X=1 \"git\" reset --hard HEAD~1" } }
+expect = { decision = "deny", rules = ["g/reset-hard"] }
+
+[[test]]
+name = "inside bash -c"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "cd /tmp && bash -c 'rm -rf /etc'" } }
+expect = { decision = "deny", rules = ["g/rm-system"] }
+
+[[test]]
+name = "PowerShell"
+event = { hook_event_name = "PreToolUse", tool_name = "PowerShell", tool_input = { command = "Remove-Item -Recurse -Force C:\\Windows\\System32" } }
+expect = { decision = "deny", rules = ["g/rm-system"] }
+
+[[test]]
+name = "a commit message is data"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "git commit -m \"never git reset --hard; rm -rf / is bad\"" } }
+expect = { decision = "none" }
+
+[[test]]
+name = "a heredoc to cat is data"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "cat <<EOF > NOTES.md\ngit reset --hard\nrm -rf /\nEOF" } }
+expect = { decision = "none" }
+
+[[test]]
+name = "a project folder is fine"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "rm -rf ./build /tmp/cache" } }
+expect = { decision = "none" }
+"#,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}
+
+/// A `command` pattern that cannot match is an error at its place.
+#[test]
+fn command_patterns_are_checked() {
+    let text = r#"
+[pack]
+name = "g"
+
+[[rule]]
+id = "bad"
+on = "PreToolUse"
+command = { program = "/bin/rm", flags = ["rf"] }
+decision = "deny"
+reason = "x"
+
+[[rule]]
+id = "no-text"
+on = "SessionStart"
+command = { program = "rm" }
+context = "x"
+"#;
+    let (_, diagnostics) =
+        parse_pack(&Arc::new(SourceFile::new("packs/t.toml", text)), Path::new("."));
+    let rendered = diagnostics.render();
+    assert!(
+        rendered.contains("packs/t.toml:8:11: error: `program` is a program's name"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("`command` does not apply to SessionStart"), "{rendered}");
+}

@@ -1,0 +1,462 @@
+//! The `command` condition (reference §2.1): a pattern over the simple commands a shell command
+//! line runs ([`crate::shell`]), so that a rule reads like the command it guards.
+//!
+//! ```toml
+//! command = { program = "git", subcommand = "push", flags = ["--force|-f"] }
+//! ```
+//!
+//! - `program`: the program's name (its path's last part), a glob (`python*`); any of a list.
+//! - `subcommand`: the first operands, in order (`"stash drop"`); a word may give alternatives
+//!   (`"delete ns|namespace"`). Values of the program's global options are skipped
+//!   (`git -C dir push`, `kubectl -n prod delete ns x`).
+//! - `flags`: each must be there (`"-r|-R|--recursive"`: any of these); `!` in front: none of
+//!   them may be. `-r` is also found among combined short flags (`-rf`); `--force` also as
+//!   `--force=…`; `--request=DELETE` as `--request DELETE` too, and `-X=DELETE` as `-X DELETE`
+//!   or `-XDELETE` (the value is a glob).
+//! - `args`: globs over the operands after the subcommand and what a heredoc or here-string
+//!   feeds the command: some operand matches a glob and no `!` glob; with only `!` globs, no
+//!   operand matches one.
+//!
+//! Everything is compared ignoring ASCII case (a case-insensitive file system runs `RM`, SQL
+//! ignores it, git's options are as written anyway) except single-letter flags: `-d` is not
+//! `-D`. Globs know `*` (any text, `/` included) and `?` (one byte).
+
+use crate::shell::Command;
+
+/// A `command` pattern; `S` is `String` where packs are read and `&str` where hooks read the
+/// artifact.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pattern<S> {
+    /// Program name globs: any of them.
+    pub program: Vec<S>,
+    /// The subcommand's words, in order; each `a|b`.
+    pub subcommand: Vec<S>,
+    /// Flags: each `a|b` must be there; `!a|b`: none may be.
+    pub flags: Vec<S>,
+    /// Operand globs; `!glob` excludes.
+    pub args: Vec<S>,
+}
+
+impl<S: AsRef<str>> Pattern<S> {
+    /// Whether `command` matches. `charge` is given the work each step costs first (a byte
+    /// compared is a unit), and its error ends the match.
+    ///
+    /// # Errors
+    ///
+    /// What `charge` returns.
+    pub fn matches<E>(
+        &self,
+        command: &Command<'_>,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        let name = command.name();
+        charge(name.len() * (1 + self.program.len()))?;
+        let program = self
+            .program
+            .iter()
+            .flat_map(|p| p.as_ref().split('|'))
+            .any(|p| glob(p.as_bytes(), name.as_bytes()));
+        if !program {
+            return Ok(false);
+        }
+        let args: Vec<&str> = command.args().collect();
+        let options_end = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        let valued = valued_options(name);
+        let mut operands: Vec<&str> = Vec::with_capacity(args.len());
+        let mut skip = false;
+        for (i, arg) in args.iter().enumerate() {
+            if skip {
+                skip = false;
+                continue;
+            }
+            if i == options_end {
+                continue;
+            }
+            if i < options_end && arg.len() > 1 && arg.starts_with('-') {
+                skip = valued.iter().any(|v| arg.eq_ignore_ascii_case(v));
+                continue;
+            }
+            operands.push(arg);
+        }
+        charge(args.iter().map(|a| a.len() + 1).sum::<usize>())?;
+
+        let words = self.subcommand.len();
+        if operands.len() < words {
+            return Ok(false);
+        }
+        for (word, operand) in self.subcommand.iter().zip(&operands) {
+            charge(word.as_ref().len() + operand.len())?;
+            if !word.as_ref().split('|').any(|w| w.eq_ignore_ascii_case(operand)) {
+                return Ok(false);
+            }
+        }
+
+        let options = &args[..options_end];
+        for flag in &self.flags {
+            let flag = flag.as_ref();
+            let (negated, alternatives) = match flag.strip_prefix('!') {
+                Some(rest) => (true, rest),
+                None => (false, flag),
+            };
+            charge(options.iter().map(|o| o.len() + alternatives.len()).sum::<usize>())?;
+            let present = alternatives.split('|').any(|alt| has_flag(alt, options));
+            if present == negated {
+                return Ok(false);
+            }
+        }
+
+        if self.args.is_empty() {
+            return Ok(true);
+        }
+        let (excludes, includes): (Vec<&str>, Vec<&str>) =
+            self.args.iter().map(AsRef::as_ref).partition(|g| g.starts_with('!'));
+        let cost = |globs: &[&str]| globs.iter().map(|g| g.len() + 1).sum::<usize>();
+        let tail = operands[words..].iter().copied().chain(command.stdin());
+        for operand in tail {
+            charge(operand.len() * (cost(&excludes) + cost(&includes)))?;
+            let operand = operand.as_bytes();
+            if excludes.iter().any(|g| glob(&g.as_bytes()[1..], operand)) {
+                if includes.is_empty() {
+                    return Ok(false);
+                }
+            } else if includes.iter().any(|g| glob(g.as_bytes(), operand)) {
+                return Ok(true);
+            }
+        }
+        Ok(includes.is_empty())
+    }
+}
+
+/// Whether `flag` (one alternative: `--force`, `-r`, `-delete`, `--request=DELETE`, `-X=DELETE`)
+/// is among `options`.
+fn has_flag(flag: &str, options: &[&str]) -> bool {
+    let (name, value) = match flag.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (flag, None),
+    };
+    let short = name.len() == 2 && name.starts_with('-') && !name.starts_with("--");
+    for (i, option) in options.iter().enumerate() {
+        let next = options.get(i + 1).copied();
+        if short {
+            let letter = name.as_bytes()[1];
+            match value {
+                None => {
+                    if *option == name || is_combined(option) && option.as_bytes().contains(&letter)
+                    {
+                        return true;
+                    }
+                }
+                Some(value) => {
+                    if *option == name {
+                        if next.is_some_and(|n| glob(value.as_bytes(), n.as_bytes())) {
+                            return true;
+                        }
+                    } else if let Some(attached) = option.strip_prefix(name) {
+                        let attached = attached.strip_prefix('=').unwrap_or(attached);
+                        if glob(value.as_bytes(), attached.as_bytes()) {
+                            return true;
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        let (given, given_value) = match option.split_once('=') {
+            Some((given, v)) => (given, Some(v)),
+            None => (*option, None),
+        };
+        if !given.eq_ignore_ascii_case(name) {
+            continue;
+        }
+        match (value, given_value) {
+            (None, _) => return true,
+            (Some(value), Some(v)) if glob(value.as_bytes(), v.as_bytes()) => return true,
+            (Some(value), None) if next.is_some_and(|n| glob(value.as_bytes(), n.as_bytes())) => {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `-rf`: short flags written together (a single dash, then at least two letters or digits).
+fn is_combined(option: &str) -> bool {
+    option.len() > 2
+        && option.starts_with('-')
+        && !option.starts_with("--")
+        && option[1..].bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Global options of common programs that take a value (`git -C DIR`), so that the value is
+/// not read as an operand.
+fn valued_options(program: &str) -> &'static [&'static str] {
+    const KUBECTL: &[&str] = &[
+        "-n",
+        "--namespace",
+        "--context",
+        "--cluster",
+        "--kubeconfig",
+        "-s",
+        "--server",
+        "--user",
+        "--as",
+        "-l",
+        "--selector",
+        "-o",
+        "--output",
+    ];
+    const TERRAFORM: &[&str] = &["-var", "-var-file", "-target"];
+    match program.to_ascii_lowercase().as_str() {
+        "git" => &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"],
+        "kubectl" | "oc" => KUBECTL,
+        "helm" => &["-n", "--namespace", "--kube-context", "--kubeconfig"],
+        "docker" | "podman" | "nerdctl" => {
+            &["-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--connection"]
+        }
+        "aws" => &["--profile", "--region", "--output", "--endpoint-url", "--query"],
+        "gcloud" => {
+            &["--project", "--account", "--configuration", "--format", "--zone", "--region"]
+        }
+        "az" => &["--subscription", "--output", "-o", "--query"],
+        "terraform" | "tofu" => TERRAFORM,
+        "pulumi" => &["-s", "--stack", "-C", "--cwd"],
+        "psql" => &["-h", "--host", "-p", "--port", "-U", "--username", "-d", "--dbname"],
+        "mysql" | "mariadb" => {
+            &["-h", "--host", "-P", "--port", "-u", "--user", "-D", "--database"]
+        }
+        "redis-cli" => &["-h", "-p", "-a", "-n", "-u"],
+        "curl" => &[
+            "-X",
+            "--request",
+            "-H",
+            "--header",
+            "-d",
+            "--data",
+            "--data-raw",
+            "--data-binary",
+            "-o",
+            "--output",
+            "-u",
+            "--user",
+            "-A",
+            "-e",
+            "-b",
+            "-c",
+            "-F",
+            "--form",
+            "-x",
+            "--proxy",
+            "-w",
+            "-m",
+            "--max-time",
+        ],
+        "npm" | "pnpm" | "yarn" => {
+            &["--prefix", "-w", "--workspace", "--registry", "--tag", "--otp"]
+        }
+        "cargo" => &["-p", "--package", "--manifest-path", "--registry", "--token", "--index"],
+        _ => &[],
+    }
+}
+
+/// Whether `text` matches `pattern` (`*` any text, `?` one byte), ignoring ASCII case. Linear
+/// in practice; at worst the product of the lengths, which callers are charged for.
+pub fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    // Where the last `*` was, and the text position it is trying to cover up to.
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c.eq_ignore_ascii_case(&text[t]) => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
+}
+
+/// Why `pattern` cannot match anything, for lint: `None` when it is fine.
+pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
+    if pattern.program.is_empty() {
+        return Some("`command` needs a `program`".to_owned());
+    }
+    for program in &pattern.program {
+        if program.as_ref().split('|').any(|p| p.is_empty() || p.contains('/')) {
+            return Some(format!(
+                "`program` is a program's name (`rm`, `python*`), not `{}`",
+                program.as_ref()
+            ));
+        }
+    }
+    for word in &pattern.subcommand {
+        let word = word.as_ref();
+        if word.split('|').any(|w| w.is_empty() || w.starts_with('-')) {
+            return Some(format!(
+                "`subcommand` words are operands (`stash drop`, `delete ns|namespace`), not `{word}`"
+            ));
+        }
+    }
+    for flag in &pattern.flags {
+        let flag = flag.as_ref();
+        let alternatives = flag.strip_prefix('!').unwrap_or(flag);
+        for alt in alternatives.split('|') {
+            let name = alt.split_once('=').map_or(alt, |(name, _)| name);
+            if !name.starts_with('-') || name.len() < 2 || name == "--" {
+                return Some(format!(
+                    "`flags` are options such as `-f`, `--force`, `--request=DELETE`, not `{alt}`"
+                ));
+            }
+        }
+    }
+    if pattern.args.iter().any(|g| g.as_ref().is_empty() || g.as_ref() == "!") {
+        return Some("an empty `args` glob matches nothing".to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::{Dialect, parse};
+
+    fn pattern(
+        program: &[&str],
+        subcommand: &[&str],
+        flags: &[&str],
+        args: &[&str],
+    ) -> Pattern<String> {
+        let own = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
+        Pattern {
+            program: own(program),
+            subcommand: own(subcommand),
+            flags: own(flags),
+            args: own(args),
+        }
+    }
+
+    /// Whether some command of `text` matches.
+    fn runs(pattern: &Pattern<String>, text: &str) -> bool {
+        let parsed = parse(text, Dialect::Posix);
+        parsed.commands().any(|c| pattern.matches(&c, &mut |_| Ok::<(), ()>(())).unwrap_or(false))
+    }
+
+    #[test]
+    fn globs() {
+        for (pattern, text, expected) in [
+            ("*", "", true),
+            ("/", "/", true),
+            ("/etc*", "/etc/passwd", true),
+            ("/etc*", "/et", false),
+            ("*drop table*", "BEGIN; DROP TABLE users;", true),
+            ("python*", "python3.12", true),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("*a*b*c", "xxaxxbxxc", true),
+            ("*a*b*c", "xxaxxcxxb", false),
+            ("~", "~/", false),
+        ] {
+            assert_eq!(glob(pattern.as_bytes(), text.as_bytes()), expected, "{pattern} {text}");
+        }
+    }
+
+    #[test]
+    fn a_rule_reads_like_the_command_it_guards() {
+        let rm = pattern(
+            &["rm"],
+            &[],
+            &["-r|-R|--recursive"],
+            &["/", "/*", "~", "~/", "$HOME", "/etc*"],
+        );
+        for text in [
+            "rm -rf /",
+            "rm -fr /",
+            "rm -r -f /",
+            "rm --recursive --force /etc",
+            "sudo rm -rf /etc/nginx",
+            "'rm' -rf '/'",
+            "/bin/rm -R ~",
+            "cd /tmp && rm -rf $HOME",
+            "bash -c 'rm -rf /'",
+            "RM -RF /",
+            "find . -name x -exec rm -rf / \\;",
+        ] {
+            assert!(runs(&rm, text), "{text}");
+        }
+        for text in ["rm -rf build", "rm -f /etc/x.conf", "echo rm -rf /", "grep -r 'rm -rf /' ."] {
+            assert!(!runs(&rm, text), "{text}");
+        }
+
+        let push = pattern(&["git"], &["push"], &["--force|-f", "!--force-with-lease"], &[]);
+        for text in [
+            "git push --force",
+            "git push -f origin main",
+            "git -C repo push --force=true",
+            "\"git\" PUSH --FORCE",
+        ] {
+            assert!(runs(&push, text), "{text}");
+        }
+        for text in [
+            "git push",
+            "git push --force-with-lease",
+            "git commit -m 'git push --force'",
+            "git pull -f",
+        ] {
+            assert!(!runs(&push, text), "{text}");
+        }
+
+        let stash = pattern(&["git"], &["stash", "drop|clear"], &[], &[]);
+        assert!(runs(&stash, "git stash drop stash@{1}") && runs(&stash, "git stash clear"));
+        assert!(!runs(&stash, "git stash list") && !runs(&stash, "git stash"));
+
+        let branch = pattern(&["git"], &["branch"], &["-D"], &[]);
+        assert!(runs(&branch, "git branch -D feature") && !runs(&branch, "git branch -d feature"));
+
+        let ns = pattern(&["kubectl"], &["delete", "ns|namespace|namespaces"], &[], &[]);
+        assert!(runs(&ns, "kubectl -n prod delete namespace payments"));
+        assert!(runs(&ns, "kubectl delete -n prod ns payments"));
+        assert!(!runs(&ns, "kubectl get ns"));
+
+        let delete = pattern(&["curl"], &[], &["-X=DELETE|--request=DELETE"], &[]);
+        for text in [
+            "curl -X DELETE http://localhost:9200/_all",
+            "curl -XDELETE localhost",
+            "curl --request=delete x",
+        ] {
+            assert!(runs(&delete, text), "{text}");
+        }
+        assert!(!runs(&delete, "curl -X GET x") && !runs(&delete, "curl http://x/DELETE"));
+    }
+
+    #[test]
+    fn args_excludes_are_per_operand() {
+        let sql = pattern(&["psql", "mysql"], &[], &[], &["*delete from*", "!*where*"]);
+        assert!(runs(&sql, "psql -U app -c 'DELETE FROM users'"));
+        assert!(runs(&sql, "psql <<SQL\ndelete from users;\nSQL"));
+        assert!(!runs(&sql, "psql -c 'DELETE FROM users WHERE id = 1'"));
+        assert!(!runs(&sql, "echo 'DELETE FROM users' > q.sql"));
+        let only_excludes = pattern(&["rm"], &[], &[], &["!/tmp/*"]);
+        assert!(runs(&only_excludes, "rm x") && !runs(&only_excludes, "rm x /tmp/y"));
+    }
+
+    #[test]
+    fn problems_are_named() {
+        assert!(problem(&pattern(&[], &[], &[], &[])).is_some());
+        assert!(problem(&pattern(&["/bin/rm"], &[], &[], &[])).is_some());
+        assert!(problem(&pattern(&["rm"], &[], &["r"], &[])).is_some());
+        assert!(problem(&pattern(&["git"], &["--force"], &[], &[])).is_some());
+        assert!(problem(&pattern(&["rm"], &[], &["-r|--recursive", "!-i"], &["/"])).is_none());
+    }
+}
