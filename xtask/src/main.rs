@@ -7,7 +7,9 @@
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
 //! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`;
 //! - `fuzz [TARGET] [--seconds N]`: libFuzzer on stable, each target (or one) for N seconds;
-//! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code.
+//! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code;
+//! - `guard-corpus [--builtin PACKS] [--misses]`: the guards' recall and precision on
+//!   `corpus/guard/`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
 mod bench;
@@ -18,6 +20,7 @@ mod compile_rules;
 mod demo;
 mod e2e;
 mod fuzz;
+mod guard_corpus;
 mod release;
 mod tidy;
 mod workspace;
@@ -40,6 +43,8 @@ commands:
                       memory), or TARGET, for N seconds (default 60); fails if one finds an input
   e2e [SCENARIO...]   install the pinned Claude Code and run e2e/scenarios/ (or those named)
                       against a scripted model
+  guard-corpus [--builtin PACK,PACK...] [--misses]
+                      the guards' recall and precision on corpus/guard/, by family
 ";
 
 fn main() -> ExitCode {
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         ["dist"] => release::dist(),
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["e2e", rest @ ..] => e2e::run(rest),
+        ["guard-corpus", rest @ ..] => guard_corpus::run(rest),
         // Started by Claude Code in a scenario with `mcp_stub = true`, not by people.
         ["e2e-mcp-stub"] => e2e::serve_mcp_stub(),
         ["tidy"] => tidy::run(),
