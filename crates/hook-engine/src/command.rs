@@ -19,7 +19,8 @@
 //!
 //! Everything is compared ignoring ASCII case (a case-insensitive file system runs `RM`, SQL
 //! ignores it, git's options are as written anyway) except single-letter flags: `-d` is not
-//! `-D`. Globs know `*` (any text, `/` included) and `?` (one byte).
+//! `-D`. Globs know `*` (any text, `/` included) and `?` (one byte); `\*`, `\?` and `\\` are the
+//! character itself, and so is any other `\` (`C:\Windows`).
 
 use crate::shell::Command;
 
@@ -259,30 +260,40 @@ fn valued_options(program: &str) -> &'static [&'static str] {
     }
 }
 
-/// Whether `text` matches `pattern` (`*` any text, `?` one byte), ignoring ASCII case. Linear
-/// in practice; at worst the product of the lengths, which callers are charged for.
+/// Whether `text` matches `pattern` (`*` any text, `?` one byte; `\*`, `\?` and `\\` the
+/// character itself, any other `\` too), ignoring ASCII case. Linear in practice; at worst the
+/// product of the lengths, which callers are charged for.
 pub fn glob(pattern: &[u8], text: &[u8]) -> bool {
     let (mut p, mut t) = (0, 0);
     // Where the last `*` was, and the text position it is trying to cover up to.
     let mut star: Option<(usize, usize)> = None;
     while t < text.len() {
-        match pattern.get(p) {
+        let (literal, step) = match pattern.get(p) {
+            // `\*`, `\?`, `\\`: the character itself; any other `\` is one (`C:\Windows`).
+            Some(b'\\') if matches!(pattern.get(p + 1), Some(b'*' | b'?' | b'\\')) => {
+                (pattern.get(p + 1).copied(), 2)
+            }
             Some(b'*') => {
                 star = Some((p, t));
                 p += 1;
+                continue;
             }
-            Some(&c) if c == b'?' || c.eq_ignore_ascii_case(&text[t]) => {
-                p += 1;
-                t += 1;
+            Some(b'?') => (None, 1),
+            Some(&c) => (Some(c), 1),
+            None => (Some(0), 0),
+        };
+        if step > 0 && literal.is_none_or(|c| c.eq_ignore_ascii_case(&text[t])) {
+            p += step;
+            t += 1;
+            continue;
+        }
+        match star {
+            Some((sp, st)) => {
+                p = sp + 1;
+                t = st + 1;
+                star = Some((sp, st + 1));
             }
-            _ => match star {
-                Some((sp, st)) => {
-                    p = sp + 1;
-                    t = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
+            None => return false,
         }
     }
     pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
@@ -367,6 +378,12 @@ mod tests {
             ("*a*b*c", "xxaxxbxxc", true),
             ("*a*b*c", "xxaxxcxxb", false),
             ("~", "~/", false),
+            ("~/\\*", "~/*", true),
+            ("~/\\*", "~/projects", false),
+            ("a\\?", "a?", true),
+            ("a\\?", "ab", false),
+            ("a\\", "a\\", true),
+            ("C:\\Windows*", "c:\\windows\\system32", true),
         ] {
             assert_eq!(glob(pattern.as_bytes(), text.as_bytes()), expected, "{pattern} {text}");
         }

@@ -316,6 +316,24 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| anyhow::anyhow!("{e}"))?;
     let budget = settings.budget_chars(bracket);
     let response = respond(kind, &evaluation, Some(budget));
+    let command = payload.pointer("/tool_input/command").and_then(serde_json::Value::as_str);
+    if let Some(command) = command.filter(|_| kind.is_tool_event()) {
+        let tool = payload.get("tool_name").and_then(serde_json::Value::as_str);
+        let dialect = if tool == Some("PowerShell") {
+            hook_engine::shell::Dialect::PowerShell
+        } else {
+            hook_engine::shell::Dialect::Posix
+        };
+        println!("commands run:");
+        let parsed = hook_engine::shell::parse(command, dialect);
+        if parsed.commands().len() == 0 {
+            println!("  (none)");
+        }
+        for run in parsed.commands().filter(|c| !c.program().is_empty()) {
+            let indent = "  ".repeat(usize::from(run.depth()) + 1);
+            println!("{indent}{run}");
+        }
+    }
     println!("fired:");
     if evaluation.fired.is_empty() {
         println!("  (none)");
@@ -334,6 +352,9 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
             _ => "state".to_owned(),
         };
         println!("  {}  {what}", fired.id);
+        if let Some(command) = &fired.command {
+            println!("      matched: {command}");
+        }
     }
     if !evaluation.captures.is_empty() {
         println!("captures (explain stores nothing):");
