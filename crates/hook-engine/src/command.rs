@@ -16,6 +16,8 @@
 //! - `args`: globs over the operands after the subcommand and what a heredoc or here-string
 //!   feeds the command: some operand matches a glob and no `!` glob; with only `!` globs, no
 //!   operand matches one.
+//! - `writes`: globs over the files its output is redirected to (`> /etc/hosts`); one must
+//!   match. `program = "*"` also matches a redirection without a command (`> file`).
 //!
 //! Everything is compared ignoring ASCII case (a case-insensitive file system runs `RM`, SQL
 //! ignores it, git's options are as written anyway) except single-letter flags: `-d` is not
@@ -36,6 +38,8 @@ pub struct Pattern<S> {
     pub flags: Vec<S>,
     /// Operand globs; `!glob` excludes.
     pub args: Vec<S>,
+    /// Globs over the files its output is redirected to: any of them.
+    pub writes: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -106,6 +110,19 @@ impl<S: AsRef<str>> Pattern<S> {
             }
         }
 
+        if !self.writes.is_empty() {
+            let mut written = false;
+            for target in command.writes() {
+                charge(
+                    target.len() * self.writes.iter().map(|g| g.as_ref().len() + 1).sum::<usize>(),
+                )?;
+                written |=
+                    self.writes.iter().any(|g| glob(g.as_ref().as_bytes(), target.as_bytes()));
+            }
+            if !written {
+                return Ok(false);
+            }
+        }
         if self.args.is_empty() {
             return Ok(true);
         }
@@ -355,6 +372,7 @@ mod tests {
             subcommand: own(subcommand),
             flags: own(flags),
             args: own(args),
+            writes: Vec::new(),
         }
     }
 
@@ -466,6 +484,23 @@ mod tests {
         assert!(!runs(&sql, "echo 'DELETE FROM users' > q.sql"));
         let only_excludes = pattern(&["rm"], &[], &[], &["!/tmp/*"]);
         assert!(runs(&only_excludes, "rm x") && !runs(&only_excludes, "rm x /tmp/y"));
+    }
+
+    #[test]
+    fn writes_are_redirection_targets() {
+        let mut clobber = pattern(&["*"], &[], &[], &[]);
+        clobber.writes = vec!["/etc/*".to_owned(), "~/.ssh/*".to_owned()];
+        for text in [
+            "> /etc/hosts",
+            ": > /etc/shadow",
+            "echo '' > ~/.ssh/authorized_keys",
+            "cat /dev/null >/etc/fstab",
+        ] {
+            assert!(runs(&clobber, text), "{text}");
+        }
+        for text in ["echo x > notes.txt", "cat /etc/hosts", "make 2>&1 | tee log"] {
+            assert!(!runs(&clobber, text), "{text}");
+        }
     }
 
     #[test]

@@ -1029,6 +1029,7 @@ impl<'a> Engine<'a> {
                 command::SUBCOMMAND => pattern.subcommand.push(text),
                 command::FLAG => pattern.flags.push(text),
                 command::ARG => pattern.args.push(text),
+                command::WRITE => pattern.writes.push(text),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }

@@ -51,6 +51,8 @@ struct Raw {
     program: usize,
     /// What a heredoc or here-string feeds it: an index into `words`.
     stdin: Option<usize>,
+    /// The files its output goes to (`> file`, `>> file`): indices into `words`.
+    writes: Range<usize>,
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
     /// Whether its program has been found and its inline commands read.
@@ -82,6 +84,12 @@ impl<'p> Command<'p> {
         let parsed = self.parsed;
         let start = (self.raw.program + 1).min(self.raw.words.end);
         (start..self.raw.words.end).map(move |i| parsed.word(i))
+    }
+
+    /// The files its output is written to (`> /etc/hosts`, `>> log`, `&> out`).
+    pub fn writes(&self) -> impl ExactSizeIterator<Item = &'p str> + 'p {
+        let parsed = self.parsed;
+        self.raw.writes.clone().map(move |i| parsed.word(i))
     }
 
     /// What a heredoc or here-string gives it on standard input.
@@ -375,9 +383,11 @@ struct Lexer<'s, 'p> {
     dialect: Dialect,
     depth: u8,
     parsed: &'p mut Parsed,
-    /// The command being read, and its words so far (ranges of `parsed.text`).
+    /// The command being read, its words so far and the files it writes to (ranges of
+    /// `parsed.text`).
     current: Option<usize>,
     words: Vec<Range<usize>>,
+    writes: Vec<Range<usize>>,
     /// The word being read.
     word: String,
     /// Heredocs opened on the current line.
@@ -400,6 +410,7 @@ impl<'s> Lexer<'s, '_> {
             parsed,
             current: None,
             words: Vec::new(),
+            writes: Vec::new(),
             word: String::new(),
             line: Vec::new(),
         }
@@ -420,6 +431,8 @@ impl<'s> Lexer<'s, '_> {
                     self.heredocs();
                 }
                 b'#' => self.skip_comment(),
+                // `&>file`: both streams to a file.
+                b'&' if self.peek(1) == Some(b'>') => self.i += 1,
                 b'&' => {
                     self.i += 1;
                     // PowerShell's `&` calls the command after it; `&&` ends one either way.
@@ -478,6 +491,7 @@ impl<'s> Lexer<'s, '_> {
             let at = self.parsed.words.len();
             self.parsed.commands.push(Raw {
                 words: at..at,
+                writes: at..at,
                 program: at,
                 stdin: None,
                 depth: self.depth,
@@ -492,8 +506,11 @@ impl<'s> Lexer<'s, '_> {
         let Some(at) = self.current.take() else { return };
         let start = self.parsed.words.len();
         self.parsed.words.append(&mut self.words);
+        let middle = self.parsed.words.len();
+        self.parsed.words.append(&mut self.writes);
         let raw = &mut self.parsed.commands[at];
-        raw.words = start..self.parsed.words.len();
+        raw.words = start..middle;
+        raw.writes = middle..self.parsed.words.len();
         raw.program = start;
     }
 
@@ -578,13 +595,23 @@ impl<'s> Lexer<'s, '_> {
             self.nested();
             return;
         }
-        // `>`, `>>`, `>|`, `<>`, `>&2`; then the target, which is not an argument.
+        // `>`, `>>`, `>|`, `<`, `<>`, `>&2`; then the target, which is not an argument. What
+        // `>` writes to is kept (a descriptor it duplicates, `>&2`, is not a file).
+        let output = self.s[self.i] == b'>';
         self.i += 1;
-        while matches!(self.peek(0), Some(b'>' | b'|' | b'&')) {
+        let mut duplicates = false;
+        while let Some(b @ (b'>' | b'|' | b'&')) = self.peek(0) {
+            duplicates |= b == b'&';
             self.i += 1;
         }
         self.blanks();
-        let _ = self.read_word();
+        if self.read_word()
+            && output
+            && !(duplicates && self.word.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
+        {
+            let target = self.store_word();
+            self.writes.push(target);
+        }
     }
 
     fn set_stdin(&mut self, at: usize, word: Range<usize>) {
@@ -954,6 +981,26 @@ mod tests {
         assert_eq!(
             commands("cat <<-EOF | psql\n\tDROP TABLE users;\n\tEOF"),
             ["cat <<< \"DROP TABLE users;\\n\"", "psql"]
+        );
+    }
+
+    #[test]
+    fn what_commands_write_to_is_kept() {
+        let parsed = parse(
+            "echo x > /etc/hosts 2>&1; : > /etc/shadow; make &> build.log; sort <in >>out; > /etc/motd",
+            Dialect::Posix,
+        );
+        let writes: Vec<(&str, Vec<&str>)> =
+            parsed.commands().map(|c| (c.program(), c.writes().collect())).collect();
+        assert_eq!(
+            writes,
+            [
+                ("echo", vec!["/etc/hosts"]),
+                (":", vec!["/etc/shadow"]),
+                ("make", vec!["build.log"]),
+                ("sort", vec!["out"]),
+                ("", vec!["/etc/motd"]),
+            ]
         );
     }
 

@@ -310,6 +310,7 @@ pub fn compile(
                 (command::SUBCOMMAND, &pattern.subcommand),
                 (command::FLAG, &pattern.flags),
                 (command::ARG, &pattern.args),
+                (command::WRITE, &pattern.writes),
             ] {
                 for part in parts {
                     let part = w.str(part);

@@ -238,6 +238,7 @@ impl Reader<'_> {
                         .collect(),
                     flags: list("flags"),
                     args: list("args"),
+                    writes: list("writes"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

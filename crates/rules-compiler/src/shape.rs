@@ -120,6 +120,11 @@ static COMMAND: Table = Table {
             Shape::Strings,
             "Globs over the operands after the subcommand and what a heredoc feeds it: one must match; `!glob` excludes an operand. ASCII case is ignored.",
         ),
+        key(
+            "writes",
+            Shape::Strings,
+            "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",
+        ),
     ],
 };
 

@@ -180,6 +180,8 @@ pub mod command {
     pub const FLAG: u32 = 3;
     /// An `args` glob.
     pub const ARG: u32 = 4;
+    /// A `writes` glob.
+    pub const WRITE: u32 = 5;
 }
 
 /// Bits of [`rule::FLAGS`].
