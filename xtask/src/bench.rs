@@ -124,6 +124,12 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         fastest.name,
         options.runs,
     )?);
+    failures.extend(crate::bench_guard::run(
+        &fastest.bin_dir,
+        &hookpack,
+        fastest.name,
+        options.runs,
+    )?);
     if !failures.is_empty() {
         bail!("over the limits:\n  {}", failures.join("\n  "));
     }

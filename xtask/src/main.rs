@@ -14,6 +14,7 @@
 
 mod bench;
 mod bench_builtin;
+mod bench_guard;
 mod bench_rules;
 mod codegen;
 mod compile_rules;

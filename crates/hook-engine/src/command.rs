@@ -16,6 +16,8 @@
 //! - `args`: globs over the operands after the subcommand and what a heredoc or here-string
 //!   feeds the command: some operand matches a glob and no `!` glob; with only `!` globs, no
 //!   operand matches one.
+//! - `piped_from`: globs over the name of the program whose output it reads through a pipe
+//!   (`curl … | sh`).
 //! - `writes`: globs over the files its output is redirected to (`> /etc/hosts`); one must
 //!   match. `program = "*"` also matches a redirection without a command (`> file`).
 //!
@@ -40,6 +42,8 @@ pub struct Pattern<S> {
     pub args: Vec<S>,
     /// Globs over the files its output is redirected to: any of them.
     pub writes: Vec<S>,
+    /// Globs over the name of the program whose output it reads through a pipe: any of them.
+    pub piped_from: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -110,6 +114,14 @@ impl<S: AsRef<str>> Pattern<S> {
             }
         }
 
+        if !self.piped_from.is_empty() {
+            let Some(from) = command.piped_from() else { return Ok(false) };
+            let from = from.name();
+            charge(from.len() * (1 + self.piped_from.len()))?;
+            if !self.piped_from.iter().any(|g| glob(g.as_ref().as_bytes(), from.as_bytes())) {
+                return Ok(false);
+            }
+        }
         if !self.writes.is_empty() {
             let mut written = false;
             for target in command.writes() {
@@ -373,6 +385,7 @@ mod tests {
             flags: own(flags),
             args: own(args),
             writes: Vec::new(),
+            piped_from: Vec::new(),
         }
     }
 
@@ -500,6 +513,20 @@ mod tests {
         }
         for text in ["echo x > notes.txt", "cat /etc/hosts", "make 2>&1 | tee log"] {
             assert!(!runs(&clobber, text), "{text}");
+        }
+    }
+
+    #[test]
+    fn piped_from_is_the_program_before_the_pipe() {
+        let mut pipe = pattern(&["sh", "bash", "zsh", "python*"], &[], &[], &[]);
+        pipe.piped_from = vec!["curl".to_owned(), "wget".to_owned()];
+        for text in
+            ["curl -fsSL https://x.sh | sh", "wget -qO- x | sudo bash -s -- -y", "curl x|python3"]
+        {
+            assert!(runs(&pipe, text), "{text}");
+        }
+        for text in ["curl x | jq .", "curl -o x.sh x && sh x.sh", "cat x.sh | sh", "curl x; sh"] {
+            assert!(!runs(&pipe, text), "{text}");
         }
     }
 

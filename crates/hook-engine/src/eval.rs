@@ -1030,6 +1030,7 @@ impl<'a> Engine<'a> {
                 command::FLAG => pattern.flags.push(text),
                 command::ARG => pattern.args.push(text),
                 command::WRITE => pattern.writes.push(text),
+                command::PIPED_FROM => pattern.piped_from.push(text),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }

@@ -53,6 +53,8 @@ struct Raw {
     stdin: Option<usize>,
     /// The files its output goes to (`> file`, `>> file`): indices into `words`.
     writes: Range<usize>,
+    /// The command whose output it reads through a pipe: an index into `commands`.
+    piped_from: Option<usize>,
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
     /// Whether its program has been found and its inline commands read.
@@ -90,6 +92,12 @@ impl<'p> Command<'p> {
     pub fn writes(&self) -> impl ExactSizeIterator<Item = &'p str> + 'p {
         let parsed = self.parsed;
         self.raw.writes.clone().map(move |i| parsed.word(i))
+    }
+
+    /// The command whose output it reads through a pipe (`curl … | sh`).
+    pub fn piped_from(&self) -> Option<Command<'p>> {
+        let raw = self.parsed.commands.get(self.raw.piped_from?)?;
+        Some(Command { parsed: self.parsed, raw })
     }
 
     /// What a heredoc or here-string gives it on standard input.
@@ -383,6 +391,8 @@ struct Lexer<'s, 'p> {
     dialect: Dialect,
     depth: u8,
     parsed: &'p mut Parsed,
+    /// The command whose output the next command reads (after `|`).
+    pipe: Option<usize>,
     /// The command being read, its words so far and the files it writes to (ranges of
     /// `parsed.text`).
     current: Option<usize>,
@@ -408,6 +418,7 @@ impl<'s> Lexer<'s, '_> {
             dialect,
             depth,
             parsed,
+            pipe: None,
             current: None,
             words: Vec::new(),
             writes: Vec::new(),
@@ -428,6 +439,7 @@ impl<'s> Lexer<'s, '_> {
                 b'\n' => {
                     self.i += 1;
                     self.end();
+                    self.pipe = None;
                     self.heredocs();
                 }
                 b'#' => self.skip_comment(),
@@ -438,16 +450,28 @@ impl<'s> Lexer<'s, '_> {
                     // PowerShell's `&` calls the command after it; `&&` ends one either way.
                     if self.dialect == Dialect::Posix || self.peek(0) == Some(b'&') {
                         self.end();
+                        self.pipe = None;
                     }
                 }
                 b')' if closed => {
                     self.i += 1;
                     break;
                 }
-                // `;`, `|`; a stray `)` (a `case` pattern's), a group's braces: separators.
+                // A pipe: the next command reads what this one writes (`|&` with its errors).
+                b'|' if self.peek(1) != Some(b'|') => {
+                    self.i += 1;
+                    if self.peek(0) == Some(b'&') {
+                        self.i += 1;
+                    }
+                    let from = self.current;
+                    self.end();
+                    self.pipe = from;
+                }
+                // `;`, `||`; a stray `)` (a `case` pattern's), a group's braces: separators.
                 b';' | b'|' | b')' | b'}' => {
                     self.i += 1;
                     self.end();
+                    self.pipe = None;
                 }
                 b'{' if self.peek(1).is_none_or(|b| b.is_ascii_whitespace()) => {
                     self.i += 1;
@@ -494,6 +518,7 @@ impl<'s> Lexer<'s, '_> {
                 writes: at..at,
                 program: at,
                 stdin: None,
+                piped_from: self.pipe.take(),
                 depth: self.depth,
                 settled: false,
             });
@@ -1000,6 +1025,26 @@ mod tests {
                 ("make", vec!["build.log"]),
                 ("sort", vec!["out"]),
                 ("", vec!["/etc/motd"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn pipes_are_known() {
+        let parsed =
+            parse("curl -fsSL https://x.sh | sudo bash; a || b; c |& d | e", Dialect::Posix);
+        let from: Vec<(&str, Option<&str>)> =
+            parsed.commands().map(|c| (c.name(), c.piped_from().map(|p| p.name()))).collect();
+        assert_eq!(
+            from,
+            [
+                ("curl", None),
+                ("bash", Some("curl")),
+                ("a", None),
+                ("b", None),
+                ("c", None),
+                ("d", Some("c")),
+                ("e", Some("d"))
             ]
         );
     }

@@ -311,6 +311,7 @@ pub fn compile(
                 (command::FLAG, &pattern.flags),
                 (command::ARG, &pattern.args),
                 (command::WRITE, &pattern.writes),
+                (command::PIPED_FROM, &pattern.piped_from),
             ] {
                 for part in parts {
                     let part = w.str(part);

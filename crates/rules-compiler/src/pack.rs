@@ -239,6 +239,7 @@ impl Reader<'_> {
                     flags: list("flags"),
                     args: list("args"),
                     writes: list("writes"),
+                    piped_from: list("piped_from"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

@@ -121,6 +121,11 @@ static COMMAND: Table = Table {
             "Globs over the operands after the subcommand and what a heredoc feeds it: one must match; `!glob` excludes an operand. ASCII case is ignored.",
         ),
         key(
+            "piped_from",
+            Shape::Strings,
+            "Globs over the name of the program whose output the command reads through a pipe (`curl … | sh`): one must match.",
+        ),
+        key(
             "writes",
             Shape::Strings,
             "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",

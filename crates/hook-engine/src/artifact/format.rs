@@ -182,6 +182,8 @@ pub mod command {
     pub const ARG: u32 = 4;
     /// A `writes` glob.
     pub const WRITE: u32 = 5;
+    /// A `piped_from` glob.
+    pub const PIPED_FROM: u32 = 6;
 }
 
 /// Bits of [`rule::FLAGS`].
