@@ -108,7 +108,7 @@ impl<S: AsRef<str>> Pattern<S> {
                 None => (false, flag),
             };
             charge(options.iter().map(|o| o.len() + alternatives.len()).sum::<usize>())?;
-            let present = alternatives.split('|').any(|alt| has_flag(alt, options));
+            let present = alternatives.split('|').any(|alt| has_flag(alt, options, valued));
             if present == negated {
                 return Ok(false);
             }
@@ -158,8 +158,9 @@ impl<S: AsRef<str>> Pattern<S> {
 }
 
 /// Whether `flag` (one alternative: `--force`, `-r`, `-delete`, `--request=DELETE`, `-X=DELETE`)
-/// is among `options`.
-fn has_flag(flag: &str, options: &[&str]) -> bool {
+/// is among `options`. `valued` are the program's options that take a value: `-nfoo` is `-n`
+/// with the value `foo` when `-n` is one of them, not `-n -f -o -o`.
+fn has_flag(flag: &str, options: &[&str], valued: &[&str]) -> bool {
     let (name, value) = match flag.split_once('=') {
         Some((name, value)) => (name, Some(value)),
         None => (flag, None),
@@ -171,8 +172,17 @@ fn has_flag(flag: &str, options: &[&str]) -> bool {
             let letter = name.as_bytes()[1];
             match value {
                 None => {
-                    if *option == name || is_combined(option) && option.as_bytes().contains(&letter)
-                    {
+                    let attached = valued
+                        .iter()
+                        .find(|v| v.len() == 2 && option.len() > 2 && option.starts_with(**v));
+                    let found = match attached {
+                        Some(valued) => *valued == name,
+                        None => {
+                            *option == name
+                                || is_combined(option) && option.as_bytes().contains(&letter)
+                        }
+                    };
+                    if found {
                         return true;
                     }
                 }
@@ -472,6 +482,12 @@ mod tests {
         let branch = pattern(&["git"], &["branch"], &["-D"], &[]);
         assert!(runs(&branch, "git branch -D feature") && !runs(&branch, "git branch -d feature"));
 
+        // `-nfoo` is `-n foo` for kubectl, not `-n -f -o -o`.
+        let force = pattern(&["kubectl"], &["delete"], &["-f"], &[]);
+        assert!(!runs(&force, "kubectl -nfoo delete ns x"));
+        assert!(runs(&force, "kubectl -nfoo delete -f x.yaml"));
+        let namespaced = pattern(&["kubectl"], &["delete"], &["-n"], &[]);
+        assert!(runs(&namespaced, "kubectl -nfoo delete ns x"));
         let ns = pattern(&["kubectl"], &["delete", "ns|namespace|namespaces"], &[], &[]);
         assert!(runs(&ns, "kubectl -n prod delete namespace payments"));
         assert!(runs(&ns, "kubectl delete -n prod ns payments"));
