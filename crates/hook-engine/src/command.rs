@@ -7,7 +7,7 @@
 //!
 //! - `program`: the program's name (its path's last part), a glob (`python*`); any of a list.
 //! - `subcommand`: the first operands, in order (`"stash drop"`); a word may give alternatives
-//!   (`"delete ns|namespace"`). Values of the program's global options are skipped
+//!   (`"delete ns|namespace"`) and be a glob (`"delete-*"`). Values of the program's global options are skipped
 //!   (`git -C dir push`, `kubectl -n prod delete ns x`).
 //! - `flags`: each must be there (`"-r|-R|--recursive"`: any of these); `!` in front: none of
 //!   them may be. `-r` is also found among combined short flags (`-rf`); `--force` also as
@@ -85,6 +85,10 @@ impl<S: AsRef<str>> Pattern<S> {
                 skip = valued.iter().any(|v| arg.eq_ignore_ascii_case(v));
                 continue;
             }
+            // `cargo +nightly publish`, `rustup +beta …`: a toolchain, not an operand.
+            if operands.is_empty() && arg.starts_with('+') && matches!(name, "cargo" | "rustup") {
+                continue;
+            }
             operands.push(arg);
         }
         charge(args.iter().map(|a| a.len() + 1).sum::<usize>())?;
@@ -95,7 +99,7 @@ impl<S: AsRef<str>> Pattern<S> {
         }
         for (word, operand) in self.subcommand.iter().zip(&operands) {
             charge(word.as_ref().len() + operand.len())?;
-            if !word.as_ref().split('|').any(|w| w.eq_ignore_ascii_case(operand)) {
+            if !word.as_ref().split('|').any(|w| glob(w.as_bytes(), operand.as_bytes())) {
                 return Ok(false);
             }
         }
@@ -230,6 +234,7 @@ fn is_combined(option: &str) -> bool {
 
 /// Global options of common programs that take a value (`git -C DIR`), so that the value is
 /// not read as an operand.
+#[allow(clippy::too_many_lines, reason = "a table, one option per line")]
 fn valued_options(program: &str) -> &'static [&'static str] {
     const KUBECTL: &[&str] = &[
         "-n",
@@ -254,10 +259,31 @@ fn valued_options(program: &str) -> &'static [&'static str] {
         "docker" | "podman" | "nerdctl" => {
             &["-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--connection"]
         }
-        "aws" => &["--profile", "--region", "--output", "--endpoint-url", "--query"],
-        "gcloud" => {
-            &["--project", "--account", "--configuration", "--format", "--zone", "--region"]
-        }
+        "aws" => &[
+            "--profile",
+            "--region",
+            "--output",
+            "--endpoint-url",
+            "--query",
+            "--cli-read-timeout",
+            "--cli-connect-timeout",
+            "--ca-bundle",
+            "--color",
+            "--cli-binary-format",
+        ],
+        "gcloud" => &[
+            "--project",
+            "--account",
+            "--configuration",
+            "--format",
+            "--zone",
+            "--region",
+            "--verbosity",
+            "--impersonate-service-account",
+            "--billing-project",
+            "--flags-file",
+        ],
+        "gsutil" => &["-o", "-h"],
         "az" => &["--subscription", "--output", "-o", "--query"],
         "terraform" | "tofu" => TERRAFORM,
         "pulumi" => &["-s", "--stack", "-C", "--cwd"],
@@ -291,10 +317,29 @@ fn valued_options(program: &str) -> &'static [&'static str] {
             "-m",
             "--max-time",
         ],
-        "npm" | "pnpm" | "yarn" => {
-            &["--prefix", "-w", "--workspace", "--registry", "--tag", "--otp"]
-        }
-        "cargo" => &["-p", "--package", "--manifest-path", "--registry", "--token", "--index"],
+        "npm" | "pnpm" | "yarn" => &[
+            "--prefix",
+            "-w",
+            "--workspace",
+            "--registry",
+            "--tag",
+            "--otp",
+            "-C",
+            "--dir",
+            "--cwd",
+            "--filter",
+        ],
+        "cargo" => &[
+            "-p",
+            "--package",
+            "--manifest-path",
+            "--registry",
+            "--token",
+            "--index",
+            "--config",
+            "-Z",
+            "--color",
+        ],
         _ => &[],
     }
 }
@@ -488,6 +533,11 @@ mod tests {
         assert!(runs(&force, "kubectl -nfoo delete -f x.yaml"));
         let namespaced = pattern(&["kubectl"], &["delete"], &["-n"], &[]);
         assert!(runs(&namespaced, "kubectl -nfoo delete ns x"));
+        let iam = pattern(&["aws"], &["iam", "delete-*"], &[], &[]);
+        assert!(runs(&iam, "aws --cli-read-timeout 5 iam delete-role --role-name x"));
+        assert!(!runs(&iam, "aws iam list-roles"));
+        let publish = pattern(&["cargo"], &["publish"], &["!--dry-run"], &[]);
+        assert!(runs(&publish, "cargo +nightly publish") && runs(&publish, "cargo.exe publish"));
         let ns = pattern(&["kubectl"], &["delete", "ns|namespace|namespaces"], &[], &[]);
         assert!(runs(&ns, "kubectl -n prod delete namespace payments"));
         assert!(runs(&ns, "kubectl delete -n prod ns payments"));

@@ -75,10 +75,19 @@ impl<'p> Command<'p> {
         if self.raw.program < self.raw.words.end { self.parsed.word(self.raw.program) } else { "" }
     }
 
-    /// Its program's name: the last part of its path (`git`).
+    /// Its program's name: the last part of its path, without a Windows program's extension
+    /// (`/usr/bin/git` and `C:\Git\git.exe` are `git`).
     pub fn name(&self) -> &'p str {
         let program = self.program();
-        program.rsplit(['/', '\\']).next().unwrap_or(program)
+        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        for extension in [".exe", ".cmd", ".bat", ".com"] {
+            let cut = name.len().saturating_sub(extension.len());
+            if cut > 0 && name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(extension)
+            {
+                return &name[..cut];
+            }
+        }
+        name
     }
 
     /// The words after the program.
