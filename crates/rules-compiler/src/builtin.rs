@@ -4,6 +4,12 @@
 #[rustfmt::skip]
 pub(crate) const PACKS: &[(&str, &str)] = &[
     ("context", include_str!("../../../rules/context.toml")),
+    ("guard-cloud", include_str!("../../../rules/guard-cloud.toml")),
+    ("guard-containers", include_str!("../../../rules/guard-containers.toml")),
+    ("guard-infrastructure", include_str!("../../../rules/guard-infrastructure.toml")),
+    ("guard-kubernetes", include_str!("../../../rules/guard-kubernetes.toml")),
+    ("guard-publishing", include_str!("../../../rules/guard-publishing.toml")),
+    ("guard-rest", include_str!("../../../rules/guard-rest.toml")),
     ("guard", include_str!("../../../rules/guard.toml")),
     ("memory", include_str!("../../../rules/memory.toml")),
     ("workflow", include_str!("../../../rules/workflow.toml")),
