@@ -216,15 +216,14 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     while i < words.end && RESERVED.contains(&parsed.word(i)) {
         i += 1;
     }
-    let mut rounds = 0;
+    // Each round takes at least the wrapper's name: at most one round per word.
     loop {
         while i < words.end && is_assignment(parsed.word(i)) {
             i += 1;
         }
-        if i >= words.end || rounds > 16 {
+        if i >= words.end {
             break;
         }
-        rounds += 1;
         let name = basename(parsed.word(i)).to_ascii_lowercase();
         let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) else { break };
         let at = i;
@@ -935,6 +934,7 @@ mod tests {
             ("xargs -0 -n 1 rm -rf", "rm", "-rf"),
             ("/usr/bin/sudo /bin/rm -rf /", "/bin/rm", "-rf /"),
             ("if true; then rm -rf /; fi", "rm", "-rf /"),
+            (&("nice ".repeat(40) + "rm -rf /"), "rm", "-rf /"),
         ] {
             let parsed = parse(text, Dialect::Posix);
             let found = parsed.commands().find(|c| c.name() == basename(program));
