@@ -187,6 +187,7 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
             continue;
         }
         let depth = parsed.commands[index].depth;
+        feed(parsed, index);
         let Some(inline) = settle(parsed, index) else { continue };
         if depth + 1 < MAX_DEPTH {
             let text = match inline {
@@ -194,6 +195,7 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
                     words.map(|i| parsed.word(i).to_owned()).collect::<Vec<_>>().join(" ")
                 }
                 Inline::Word(i) => parsed.word(i).to_owned(),
+                Inline::Text(text) => text,
             };
             read(parsed, &text, dialect, depth + 1);
         }
@@ -206,6 +208,36 @@ enum Inline {
     Word(usize),
     /// Words joined by spaces: `eval a b c`, `find -exec …`.
     Words(Range<usize>),
+    /// A command line made here: what `xargs` runs, what an interpreter's code runs.
+    Text(String),
+}
+
+/// What `echo` or `printf` writes becomes the standard input of the command it is piped to
+/// (`echo 'rm -rf /' | sh`, `echo /etc | xargs rm -rf`, `echo 'DROP TABLE t' | psql`).
+fn feed(parsed: &mut Parsed, index: usize) {
+    let raw = &parsed.commands[index];
+    if raw.stdin.is_some() {
+        return;
+    }
+    let Some(from) = raw.piped_from.and_then(|f| parsed.commands.get(f)) else { return };
+    let command = Command { parsed, raw: from };
+    let args: Vec<&str> = command.args().collect();
+    let text = match command.name() {
+        "echo" => {
+            let start = args.iter().take_while(|a| matches!(**a, "-n" | "-e" | "-E")).count();
+            args[start..].join(" ")
+        }
+        "printf" => match args.split_first() {
+            Some((format, rest)) if format.contains('%') && !rest.is_empty() => rest.join("\n"),
+            Some((format, _)) => format.replace("\\n", "\n"),
+            None => return,
+        },
+        _ => return,
+    };
+    let start = parsed.text.len();
+    parsed.text.push_str(&text);
+    parsed.words.push(start..parsed.text.len());
+    parsed.commands[index].stdin = Some(parsed.words.len() - 1);
 }
 
 /// Finds command `index`'s program past assignments and wrappers; says what it runs inline.
@@ -217,6 +249,7 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         i += 1;
     }
     // Each round takes at least the wrapper's name: at most one round per word.
+    let mut xargs = false;
     loop {
         while i < words.end && is_assignment(parsed.word(i)) {
             i += 1;
@@ -226,6 +259,7 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         }
         let name = basename(parsed.word(i)).to_ascii_lowercase();
         let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) else { break };
+        xargs |= wrapper.name == "xargs";
         let at = i;
         i += 1;
         // Its options, and those that take a value, with the value.
@@ -259,6 +293,24 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     }
     let name = basename(parsed.word(i)).to_ascii_lowercase();
     let rest = i + 1..words.end;
+    if xargs && let Some(stdin) = stdin {
+        // `echo /etc | xargs rm -rf` runs `rm -rf /etc`.
+        let mut text: Vec<&str> = (i..words.end).map(|j| parsed.word(j)).collect();
+        text.extend(parsed.word(stdin).split_whitespace());
+        return Some(Inline::Text(text.join(" ")));
+    }
+    if INTERPRETERS.iter().any(|p| crate::command::glob(p.as_bytes(), name.as_bytes())) {
+        // `python -c CODE`, `node -e CODE`, `ruby -e`, `perl -e`, `php -r`, or code on stdin:
+        // the commands its calls of `os.system`, `subprocess.run`, `execSync`, … run.
+        let code = rest
+            .clone()
+            .position(|j| CODE_FLAGS.contains(&parsed.word(j)))
+            .map(|at| rest.start + at + 1)
+            .filter(|&j| j < words.end)
+            .or(stdin)?;
+        let run = code_commands(parsed.word(code));
+        return (!run.is_empty()).then(|| Inline::Text(run.join("\n")));
+    }
     if name == "eval" {
         return (!rest.is_empty()).then_some(Inline::Words(rest));
     }
@@ -288,6 +340,107 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         return (start < end).then_some(Inline::Words(start..end));
     }
     None
+}
+
+/// Interpreters whose inline code may run commands (names, as globs).
+const INTERPRETERS: &[&str] = &["python*", "node", "nodejs", "deno", "bun", "perl", "ruby", "php"];
+
+/// The options after which an interpreter's inline code comes.
+const CODE_FLAGS: &[&str] = &["-c", "-e", "-E", "--eval", "-r", "-p", "--print"];
+
+/// The calls with which code runs a command line (or a program and its arguments).
+const EXEC_CALLS: &[&str] = &[
+    "system",
+    "popen",
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+    "execSync",
+    "execFileSync",
+    "spawnSync",
+    "spawn",
+    "exec",
+    "execFile",
+    "shell_exec",
+    "passthru",
+    "Deno.Command",
+    "Bun.spawn",
+    "Bun.spawnSync",
+    "IO.popen",
+    "Open3.capture2",
+    "Open3.capture3",
+];
+
+/// The command lines `code` runs through [`EXEC_CALLS`]: a call's first argument when it is a
+/// string, or the strings of a list it starts with (`['git', 'reset', '--hard']`), joined by
+/// spaces. Each byte of `code` is looked at a bounded number of times.
+fn code_commands(code: &str) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(offset) = bytes[i..].iter().position(|&b| b == b'(') {
+        let open = i + offset;
+        i = open + 1;
+        let before = &code[..open];
+        let called = EXEC_CALLS.iter().any(|call| {
+            before.ends_with(call)
+                && !before[..before.len() - call.len()]
+                    .bytes()
+                    .next_back()
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+        if !called {
+            continue;
+        }
+        let mut j = open + 1;
+        while bytes.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        let list = bytes.get(j) == Some(&b'[');
+        let mut strings = Vec::new();
+        while let Some(&b) = bytes.get(j) {
+            match b {
+                b'\'' | b'"' | b'`' => {
+                    let (string, end) = string_literal(bytes, j);
+                    strings.push(string);
+                    j = end;
+                    if !list {
+                        break;
+                    }
+                }
+                b']' | b')' => break,
+                _ => j += 1,
+            }
+        }
+        i = i.max(j);
+        if !strings.is_empty() {
+            found.push(strings.join(" "));
+        }
+    }
+    found
+}
+
+/// The string literal that opens at `at` (its quote), unescaped, and where it ends.
+fn string_literal(bytes: &[u8], at: usize) -> (String, usize) {
+    let quote = bytes[at];
+    let mut out = Vec::new();
+    let mut j = at + 1;
+    while let Some(&b) = bytes.get(j) {
+        j += 1;
+        match b {
+            _ if b == quote => break,
+            b'\\' => {
+                if let Some(&next) = bytes.get(j) {
+                    out.push(next);
+                    j += 1;
+                }
+            }
+            _ => out.push(b),
+        }
+    }
+    (String::from_utf8_lossy(&out).into_owned(), j)
 }
 
 /// Words that open or close a compound command, skipped before a program.
@@ -990,6 +1143,55 @@ mod tests {
             commands("sh <<< 'git clean -fdx'"),
             ["sh <<< \"git clean -fdx\"", "1:git clean -fdx"]
         );
+    }
+
+    #[test]
+    fn what_echo_feeds_is_read() {
+        assert_eq!(
+            commands("echo 'rm -rf /' | sh"),
+            ["echo rm -rf /", "sh <<< \"rm -rf /\"", "1:rm -rf /"]
+        );
+        assert_eq!(
+            commands("printf '%s\\n' /usr /var | xargs -n1 sudo rm -rf"),
+            ["printf %s\\n /usr /var", "rm -rf <<< \"/usr\\n/var\"", "1:rm -rf /usr /var"]
+        );
+        assert_eq!(
+            commands("echo 'DROP DATABASE x;' | psql -U postgres"),
+            ["echo DROP DATABASE x;", "psql -U postgres <<< \"DROP DATABASE x;\""]
+        );
+        // What `ls` writes is not known: nothing is made up.
+        assert_eq!(commands("ls | xargs rm -rf"), ["ls", "rm -rf"]);
+    }
+
+    #[test]
+    fn what_inline_code_runs_is_read() {
+        for (text, run) in [
+            ("python3 -c \"import os; os.system('rm -rf ~')\"", "1:rm -rf ~"),
+            (
+                "python3 -c \"import subprocess; subprocess.run(['git','reset','--hard'])\"",
+                "1:git reset --hard",
+            ),
+            (
+                "node -e \"require('child_process').execSync('git push --force', {stdio: 'inherit'})\"",
+                "1:git push --force",
+            ),
+            (
+                "ruby -e 'system(\"terraform destroy -auto-approve\")'",
+                "1:terraform destroy -auto-approve",
+            ),
+            (
+                "python3 <<'PY'\nimport subprocess\nsubprocess.check_call(['npm', 'publish'])\nPY",
+                "1:npm publish",
+            ),
+        ] {
+            let found = commands(text);
+            assert!(found.iter().any(|c| c == run), "{text}: {found:?}");
+        }
+        // Code that only prints a command runs nothing.
+        assert_eq!(commands("python3 -c \"print('rm -rf /')\""), ["python3 -c print('rm -rf /')"]);
+        // Unclosed calls over and over stay linear: each byte is looked at a bounded number of times.
+        let many = "exec([".repeat(100_000);
+        assert!(code_commands(&many).is_empty());
     }
 
     #[test]
