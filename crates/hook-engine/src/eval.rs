@@ -590,6 +590,13 @@ impl<'a> Engine<'a> {
             }
         }
         evaluation.fired.sort_by_key(|f| f.index);
+        // A command line the `command` rules could not read in full may hide anything they
+        // guard: the user is asked (fail safe, and said why).
+        let exhausted =
+            scan.shared.commands.borrow().values().any(|p| p.iter().any(shell::Parsed::exhausted));
+        if exhausted && facts.kind == EventKind::PreToolUse {
+            evaluation.fired.push(unreadable_command());
+        }
         let order: BTreeMap<&str, usize> =
             evaluation.fired.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).rev().collect();
         evaluation.captures.sort_by_key(|c| order.get(c.rule.as_str()).copied());
@@ -1306,6 +1313,36 @@ impl<'a> Engine<'a> {
         })
     }
 }
+
+/// What fires when a command line nests `eval`, `bash -c` or backticks too deeply to be read
+/// in full by the rules that guard commands.
+fn unreadable_command() -> Fired {
+    Fired {
+        index: u32::MAX,
+        id: UNREADABLE_COMMAND.to_owned(),
+        layer: 0,
+        priority: 0,
+        pinned: false,
+        context: None,
+        decision: Some(Decision::Ask),
+        reason: Some(
+            "This command nests eval, bash -c or backticks too deeply for hookpack's guards to \
+             read in full. Write it plainly, one command per line, so that it can be checked."
+                .to_owned(),
+        ),
+        message: None,
+        stop: None,
+        session_title: None,
+        watch_paths: Vec::new(),
+        rewrite: Vec::new(),
+        once: 0,
+        recall: None,
+        command: None,
+    }
+}
+
+/// The id of [`unreadable_command`]'s answer.
+const UNREADABLE_COMMAND: &str = "hookpack/unreadable-command";
 
 /// The call's input with the `rewrite`s of the rules that fired applied in rule order (each
 /// template sees what the rules before it made), or `None` when none applies.

@@ -40,6 +40,22 @@ pub struct Parsed {
     words: Vec<Range<usize>>,
     /// The commands, in the order they were read.
     commands: Vec<Raw>,
+    /// The bytes nested readings (`bash -c`, `eval`, backticks, inline code) may still read:
+    /// [`REREADS`] times the text, so that the whole reading stays linear however the
+    /// nestings multiply (`eval "$(eval "$(…)")"` reads each substitution at every level).
+    budget: usize,
+    /// Whether a nested reading was left unread for want of budget.
+    exhausted: bool,
+}
+
+/// How many times its length the nested readings of a text may read in all.
+pub const REREADS: usize = 4;
+
+/// The most bytes the words of a text of `len` bytes can hold: a reading copies each byte at
+/// most once per level of `$(…)` around it ([`MAX_DEPTH`]), and the nested readings read at
+/// most [`REREADS`] times the text.
+pub fn max_word_bytes(len: usize) -> usize {
+    usize::from(MAX_DEPTH).saturating_mul(REREADS + 1).saturating_mul(len.saturating_add(1))
 }
 
 /// A command as stored: its words and where its program is among them.
@@ -164,6 +180,18 @@ impl Parsed {
         self.commands.iter().map(move |raw| Command { parsed: self, raw })
     }
 
+    /// Whether some nested reading was left unread: the text nests readings (`eval`, `bash
+    /// -c`, backticks) so deeply over so much of itself that reading them all would not be
+    /// linear. No ordinary command line comes near; a guard may treat such a text as suspect.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
+    /// The bytes of all its words.
+    pub fn word_bytes(&self) -> usize {
+        self.words.iter().map(ExactSizeIterator::len).sum()
+    }
+
     fn word(&self, i: usize) -> &str {
         self.words.get(i).and_then(|r| self.text.get(r.clone())).unwrap_or("")
     }
@@ -171,13 +199,24 @@ impl Parsed {
 
 /// The commands `text` runs, read as `dialect`.
 pub fn parse(text: &str, dialect: Dialect) -> Parsed {
-    let mut parsed = Parsed::default();
+    let mut parsed = Parsed {
+        budget: REREADS.saturating_mul(text.len().saturating_add(1)),
+        ..Parsed::default()
+    };
     read(&mut parsed, text, dialect, 0);
     parsed
 }
 
 /// Reads `text` at `depth` into `parsed`, then what its inline shells run.
 fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
+    if depth > 0 {
+        // Past the budget, a nested reading is left unread (and that is known).
+        let Some(left) = parsed.budget.checked_sub(text.len()) else {
+            parsed.exhausted = true;
+            return;
+        };
+        parsed.budget = left;
+    }
     let first = parsed.commands.len();
     Lexer::new(text.as_bytes(), 0, dialect, depth, parsed).list(false);
     // The commands this reading found (nested ones included): wrappers skipped, and what
@@ -1315,6 +1354,18 @@ mod tests {
         assert!(parsed.commands().all(|c| c.depth() < MAX_DEPTH));
         let subshells = "(".repeat(100_000);
         assert!(parse(&subshells, Dialect::Posix).commands().len() < MAX_DEPTH as usize);
+    }
+
+    #[test]
+    fn nested_readings_stay_within_the_budget() {
+        // Every level re-reads the substitutions of the one below: without a budget, 2^depth.
+        let text =
+            "eval \"$(eval \"$(eval \"$(eval \"$(eval \"$(eval x)\")\")\")\")\" ".repeat(2_000);
+        let parsed = parse(&text, Dialect::Posix);
+        let words = parsed.word_bytes();
+        assert!(words <= max_word_bytes(text.len()), "{words} for {}", text.len());
+        assert!(parsed.exhausted());
+        assert!(!parse("eval \"$(eval x)\"; bash -c 'rm -rf /'", Dialect::Posix).exhausted());
     }
 
     #[test]

@@ -333,6 +333,9 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
             let indent = "  ".repeat(usize::from(run.depth()) + 1);
             println!("{indent}{run}");
         }
+        if parsed.exhausted() {
+            println!("  (nested too deeply to read in full: guards ask)");
+        }
     }
     println!("fired:");
     if evaluation.fired.is_empty() {

@@ -368,3 +368,36 @@ context = "x"
     );
     assert!(rendered.contains("`command` does not apply to SessionStart"), "{rendered}");
 }
+
+/// A command line nested too deeply to be read in full is asked about, whatever it holds: it
+/// could hide what the guards look for.
+#[test]
+fn a_command_line_too_nested_to_read_is_asked_about() {
+    let pack = pack(
+        r#"
+[pack]
+name = "g"
+
+[[rule]]
+id = "rm-root"
+on = "PreToolUse"
+tool = "Bash"
+command = { program = "rm", flags = ["-r"], args = ["/"] }
+decision = "deny"
+reason = "Not the root."
+
+[[test]]
+name = "eval in eval in eval …"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = 'eval "$(eval "$(eval "$(eval "$(eval "$(eval "$(eval x)")")")")")"' } }
+expect = { decision = "ask", rules = ["hookpack/unreadable-command"], answer_contains = ["too deeply"] }
+
+[[test]]
+name = "two levels are read"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = 'eval "$(eval "rm -r /")"' } }
+expect = { decision = "deny", rules = ["g/rm-root"] }
+"#,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}
