@@ -164,14 +164,15 @@ impl std::fmt::Display for Command<'_> {
 }
 
 fn write_quoted(f: &mut std::fmt::Formatter<'_>, word: &str) -> std::fmt::Result {
+    f.write_str(&quote(word))
+}
+
+/// `word` as a shell reads it back as one word: as it is when it is plain, else in single
+/// quotes.
+fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^~{}".contains(&b));
-    if plain {
-        return f.write_str(word);
-    }
-    f.write_str("'")?;
-    f.write_str(&word.replace('\'', r"'\''"))?;
-    f.write_str("'")
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 impl Parsed {
@@ -234,6 +235,10 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
                     words.map(|i| parsed.word(i).to_owned()).collect::<Vec<_>>().join(" ")
                 }
                 Inline::Word(i) => parsed.word(i).to_owned(),
+                Inline::Argv(words) => {
+                    let quoted: Vec<String> = words.map(|i| quote(parsed.word(i))).collect();
+                    quoted.join(" ")
+                }
                 Inline::Text(text) => text,
             };
             read(parsed, &text, dialect, depth + 1);
@@ -245,8 +250,10 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
 enum Inline {
     /// One word: `bash -c WORD`, a heredoc fed to `sh`.
     Word(usize),
-    /// Words joined by spaces: `eval a b c`, `find -exec …`.
+    /// Words joined by spaces, as a shell reads them again: `eval a b c`, `ssh host a b`.
     Words(Range<usize>),
+    /// Words that are a program and its arguments already: `find -exec …`, `docker exec`.
+    Argv(Range<usize>),
     /// A command line made here: what `xargs` runs, what an interpreter's code runs.
     Text(String),
 }
@@ -334,8 +341,8 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let rest = i + 1..words.end;
     if xargs && let Some(stdin) = stdin {
         // `echo /etc | xargs rm -rf` runs `rm -rf /etc`.
-        let mut text: Vec<&str> = (i..words.end).map(|j| parsed.word(j)).collect();
-        text.extend(parsed.word(stdin).split_whitespace());
+        let mut text: Vec<String> = (i..words.end).map(|j| quote(parsed.word(j))).collect();
+        text.extend(parsed.word(stdin).split_whitespace().map(quote));
         return Some(Inline::Text(text.join(" ")));
     }
     if INTERPRETERS.iter().any(|p| crate::command::glob(p.as_bytes(), name.as_bytes())) {
@@ -352,6 +359,14 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     }
     if name == "eval" {
         return (!rest.is_empty()).then_some(Inline::Words(rest));
+    }
+    if let Some(elsewhere) = run_elsewhere(parsed, &name, rest.clone()) {
+        // `ssh` hands its words to a shell on the host; containers and pods run them as is.
+        return Some(if name == "ssh" {
+            Inline::Words(elsewhere)
+        } else {
+            Inline::Argv(elsewhere)
+        });
     }
     if SHELLS.contains(&name.as_str()) {
         // `bash -c 'cmd'`, `bash -lc 'cmd'`, `sh -e -c 'cmd'`: the first operand after the
@@ -376,10 +391,119 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         let end = (start..words.end)
             .find(|&j| matches!(parsed.word(j), ";" | "+" | "\\;"))
             .unwrap_or(words.end);
-        return (start < end).then_some(Inline::Words(start..end));
+        return (start < end).then_some(Inline::Argv(start..end));
     }
     None
 }
+
+/// The command a program runs somewhere else: in a container (`docker exec CONTAINER cmd…`,
+/// `docker run IMAGE cmd…`), in a pod (`kubectl exec POD -- cmd…`), on a host (`ssh HOST cmd…`).
+fn run_elsewhere(parsed: &Parsed, name: &str, rest: Range<usize>) -> Option<Range<usize>> {
+    let word = |j: usize| parsed.word(j);
+    let mut j = rest.start;
+    let (valued, operands_before): (&[&str], usize) = match name {
+        "docker" | "podman" | "nerdctl" => {
+            // `docker [global options] [container] exec|run [options] NAME cmd…`
+            while j < rest.end && word(j).starts_with('-') {
+                j += if DOCKER_GLOBAL_VALUED.contains(&word(j)) { 2 } else { 1 };
+            }
+            if word(j) == "container" {
+                j += 1;
+            }
+            if !matches!(word(j), "exec" | "run") {
+                return None;
+            }
+            j += 1;
+            (DOCKER_RUN_VALUED, 1)
+        }
+        "kubectl" | "oc" => {
+            // Only after `--`: `kubectl exec -it POD -- cmd…`.
+            let dash = (rest.start..rest.end).find(|&k| word(k) == "--")?;
+            let exec = (rest.start..dash).any(|k| word(k) == "exec");
+            return (exec && dash + 1 < rest.end).then_some(dash + 1..rest.end);
+        }
+        "ssh" => (SSH_VALUED, 1),
+        _ => return None,
+    };
+    let mut operands = 0;
+    while j < rest.end {
+        let w = word(j);
+        if w == "--" {
+            j += 1;
+            continue;
+        }
+        if w.starts_with('-') && w.len() > 1 {
+            j += if valued.contains(&w) { 2 } else { 1 };
+            continue;
+        }
+        if operands == operands_before {
+            break;
+        }
+        operands += 1;
+        j += 1;
+    }
+    (j < rest.end).then_some(j..rest.end)
+}
+
+/// Global options of `docker` that take a value.
+const DOCKER_GLOBAL_VALUED: &[&str] =
+    &["-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--connection"];
+
+/// Options of `docker exec` and `docker run` that take a value.
+const DOCKER_RUN_VALUED: &[&str] = &[
+    "-e",
+    "--env",
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "-v",
+    "--volume",
+    "--name",
+    "--network",
+    "--net",
+    "--entrypoint",
+    "-p",
+    "--publish",
+    "--mount",
+    "--env-file",
+    "-l",
+    "--label",
+    "--platform",
+    "--pull",
+    "--restart",
+    "-m",
+    "--memory",
+    "--cpus",
+    "-h",
+    "--hostname",
+    "--add-host",
+    "--device",
+    "--dns",
+    "--log-driver",
+    "--tmpfs",
+    "--ulimit",
+    "--gpus",
+    "--detach-keys",
+    "--cidfile",
+    "--ipc",
+    "--pid",
+    "--cap-add",
+    "--cap-drop",
+    "--security-opt",
+    "--shm-size",
+    "--stop-signal",
+    "--volumes-from",
+    "--link",
+    "--expose",
+    "--label-file",
+];
+
+/// Options of `ssh` that take a value.
+const SSH_VALUED: &[&str] = &[
+    "-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-W", "-b", "-c", "-E", "-e", "-m", "-O",
+    "-Q", "-S", "-w", "-B", "-I",
+];
 
 /// Interpreters whose inline code may run commands (names, as globs).
 const INTERPRETERS: &[&str] = &["python*", "node", "nodejs", "deno", "bun", "perl", "ruby", "php"];
@@ -1231,6 +1355,27 @@ mod tests {
         // Unclosed calls over and over stay linear: each byte is looked at a bounded number of times.
         let many = "exec([".repeat(100_000);
         assert!(code_commands(&many).is_empty());
+    }
+
+    #[test]
+    fn commands_run_elsewhere_are_read() {
+        for (text, run) in [
+            (
+                "docker exec -it -u postgres db psql -c 'DROP TABLE users'",
+                "1:psql -c DROP TABLE users",
+            ),
+            ("docker run --rm -v /:/host alpine rm -rf /host/etc", "1:rm -rf /host/etc"),
+            ("docker --context prod container exec web sh -c 'rm -rf /srv'", "2:rm -rf /srv"),
+            ("kubectl exec -n prod -it api-0 -- redis-cli FLUSHALL", "1:redis-cli FLUSHALL"),
+            ("ssh -p 2222 deploy@prod 'sudo rm -rf /var/www'", "1:rm -rf /var/www"),
+        ] {
+            let found = commands(text);
+            assert!(found.iter().any(|c| c == run), "{text}: {found:?}");
+        }
+        // What is not a command run elsewhere stays as it is.
+        assert_eq!(commands("docker ps -a"), ["docker ps -a"]);
+        assert_eq!(commands("kubectl exec api-0 ls"), ["kubectl exec api-0 ls"]);
+        assert_eq!(commands("ssh prod"), ["ssh prod"]);
     }
 
     #[test]
