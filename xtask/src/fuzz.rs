@@ -25,7 +25,7 @@ use hook_fuzz::Target;
 use crate::release::host_triple;
 use crate::workspace::{cargo, root};
 
-const USAGE: &str = "usage: cargo xtask fuzz [payload|pack|artifact|memory] [--seconds N]";
+const USAGE: &str = "usage: cargo xtask fuzz [payload|pack|artifact|memory|shell] [--seconds N]";
 
 /// `SanitizerCoverage` as `cargo fuzz` sets it, from flags stable rustc accepts: 8-bit edge
 /// counters and the PC table (libFuzzer's coverage), comparison tracing (so that the fuzzer

@@ -1065,10 +1065,12 @@ impl<'a> Engine<'a> {
         };
         let mut parsed = Vec::new();
         for text in self.texts(effort, facts, field)? {
-            // Read once per nesting level at most, and kept.
-            effort.scan(text.len().saturating_mul(usize::from(shell::MAX_DEPTH)))?;
-            effort.keep(text.len().saturating_mul(2))?;
-            parsed.push(shell::parse(&text, dialect));
+            // Read once per event (not per rule), so its work is bounded by the text
+            // (`shell::max_word_bytes`); charged as done: the text read, the words made and kept.
+            let commands = shell::parse(&text, dialect);
+            effort.scan(text.len().saturating_add(commands.word_bytes()))?;
+            effort.keep(commands.word_bytes())?;
+            parsed.push(commands);
         }
         let parsed = std::rc::Rc::new(parsed);
         scan.shared.commands.borrow_mut().insert(key, parsed.clone());

@@ -58,6 +58,12 @@ pub fn max_word_bytes(len: usize) -> usize {
     usize::from(MAX_DEPTH).saturating_mul(REREADS + 1).saturating_mul(len.saturating_add(1))
 }
 
+/// The most commands a text of `len` bytes can hold: each takes at least a byte of the reading
+/// it is found in, and the readings read at most [`REREADS`] times the text besides the text.
+pub fn max_commands(len: usize) -> usize {
+    (REREADS + 1).saturating_mul(len.saturating_add(1))
+}
+
 /// A command as stored: its words and where its program is among them.
 #[derive(Clone, Debug)]
 struct Raw {
@@ -607,7 +613,7 @@ fn string_literal(bytes: &[u8], at: usize) -> (String, usize) {
 }
 
 /// Words that open or close a compound command, skipped before a program.
-const RESERVED: &[&str] =
+pub const RESERVED: &[&str] =
     &["if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"];
 
 /// Shells whose `-c` operand, or standard input, is a command line.

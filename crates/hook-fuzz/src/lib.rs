@@ -12,13 +12,15 @@
 //! - [`payload`]: every event's payload parser, and the whole runtime where no project exists;
 //! - [`pack`]: the pack reader, and the compiler and engine behind a pack that parses;
 //! - [`artifact`]: a mutated artifact (the builtin packs', CRC recomputed) loaded and evaluated;
-//! - [`memory`]: private-tag stripping, markers, captures and terms.
+//! - [`memory`]: private-tag stripping, markers, captures and terms;
+//! - [`shell`]: the shell reader, and `command` patterns matched against what it reads.
 
 pub mod artifact;
 mod fixtures;
 pub mod memory;
 pub mod pack;
 pub mod payload;
+pub mod shell;
 
 use std::path::PathBuf;
 
@@ -29,7 +31,8 @@ pub enum Reached {
     Rejected,
     /// Read, but stopped on an error: a pack with errors, an engine that refuses the artifact.
     Parsed,
-    /// All the way: evaluated (or, for `memory`, the privacy property checked).
+    /// All the way: evaluated (or, for `memory`, the privacy property checked; for `shell`, a
+    /// command with a program read and matched).
     Evaluated,
 }
 
@@ -44,11 +47,14 @@ pub enum Target {
     Artifact,
     /// [`memory::run`].
     Memory,
+    /// [`shell::run`].
+    Shell,
 }
 
 impl Target {
     /// Every target, in the order `cargo xtask fuzz` runs them.
-    pub const ALL: [Target; 4] = [Target::Payload, Target::Pack, Target::Artifact, Target::Memory];
+    pub const ALL: [Target; 5] =
+        [Target::Payload, Target::Pack, Target::Artifact, Target::Memory, Target::Shell];
 
     /// Its name: the `[[bin]]` in `fuzz/Cargo.toml` and the folder of its seeds.
     pub const fn name(self) -> &'static str {
@@ -57,6 +63,7 @@ impl Target {
             Target::Pack => "pack",
             Target::Artifact => "artifact",
             Target::Memory => "memory",
+            Target::Shell => "shell",
         }
     }
 
@@ -73,7 +80,7 @@ impl Target {
             Target::Pack => {
                 let _ = fixtures::payloads();
             }
-            Target::Payload | Target::Memory => {}
+            Target::Payload | Target::Memory | Target::Shell => {}
         }
     }
 
@@ -88,6 +95,7 @@ impl Target {
             Target::Pack => pack::run(data),
             Target::Artifact => artifact::run(data),
             Target::Memory => memory::run(data),
+            Target::Shell => shell::run(data),
         }
     }
 }

@@ -5,10 +5,15 @@
 //! [`Target::run`], which panics when an invariant breaks. A seed whose name starts with
 //! `valid-` must also still go all the way (`Reached::Evaluated`): a seed that the code now
 //! turns away at the door no longer fuzzes what it was chosen for.
+//!
+//! `shell` checks, on counts, that the shell reader stays linear on hostile 1 MiB inputs.
 
 use std::path::{Path, PathBuf};
 
+use hook_engine::shell::{Dialect, parse};
 use hook_fuzz::{Reached, Target, workspace_root};
+
+mod shell;
 
 /// Inputs the fuzzer found (or that were made to show a known bug) whose fix has not landed,
 /// as `<target>/<file>`: kept in `fuzz/regressions/` but not replayed, since each panics,
@@ -98,4 +103,32 @@ fn the_privacy_property_applies_to_three_parts_without_tags() {
     assert_eq!(Target::Memory.run(b"\0keep this\0hidden\0and this"), Reached::Evaluated);
     assert_eq!(Target::Memory.run(b"\0no parts"), Reached::Rejected);
     assert_eq!(Target::Memory.run(b"\0a <private>\0b\0c"), Reached::Rejected, "mentions a tag");
+}
+
+#[test]
+fn the_shell_target_matches_what_a_command_line_runs() {
+    // Six header bytes (the dialect, then the pattern), then the command line.
+    assert_eq!(Target::Shell.run(b"0\x01\0\x03\x01\0sudo rm -rf /"), Reached::Evaluated);
+    assert_eq!(Target::Shell.run(b"1\x02\x01\x02\0\0git push -f"), Reached::Evaluated);
+    assert_eq!(Target::Shell.run(b"0\0\0\0\0\0;; && ||"), Reached::Parsed);
+    assert_eq!(Target::Shell.run(b"0\0\0"), Reached::Rejected, "no whole header");
+
+    // The seeds' headers choose patterns that match what their command lines run.
+    let seeds = workspace_root().join("fuzz/seeds/shell");
+    for (seed, expected) in [
+        ("valid-rm-rf-root", true),
+        ("valid-git-push-force", true),
+        ("valid-commit-message-is-data", false),
+        ("valid-curl-pipe-sh", true),
+        ("valid-powershell-git-exe", true),
+    ] {
+        let data = std::fs::read(seeds.join(seed)).expect("a readable seed");
+        let (header, text) = data.split_at(hook_fuzz::shell::HEADER);
+        let dialect = if header[0] & 1 == 0 { Dialect::Posix } else { Dialect::PowerShell };
+        let pattern = hook_fuzz::shell::pattern(&header[1..]);
+        let parsed = parse(&String::from_utf8_lossy(text), dialect);
+        let matched =
+            parsed.commands().any(|c| pattern.matches(&c, &mut |_| Ok::<(), ()>(())) == Ok(true));
+        assert_eq!(matched, expected, "{seed}");
+    }
 }

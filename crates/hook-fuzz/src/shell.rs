@@ -1,0 +1,329 @@
+//! The `shell` target: the fuzzer's bytes as a command line for `hook_engine::shell`, and the
+//! commands it reads matched by a `command` pattern (`hook_engine::command`).
+//!
+//! The first [`HEADER`] bytes choose: the dialect (byte 0, bit 0: `PowerShell` when set), then
+//! a `command` pattern from a small fixed vocabulary (byte 1: its `program`; byte 2: its
+//! `subcommand`; byte 3: which `flags`, a bit each; byte 4: which `args` globs, a bit each;
+//! byte 5: which `writes` globs, bits 0–3, and which `piped_from` globs, bits 4–7). The rest,
+//! read as UTF-8 (lossily), is the command line. A seed is a command line behind its six header
+//! bytes (the first one `0`: POSIX; `1`: `PowerShell`).
+//!
+//! The properties, for any input:
+//!
+//! - `parse` returns, in either dialect; every command is less than `MAX_DEPTH` deep;
+//! - the reader is linear: the bytes of all words (programs, arguments, standard inputs,
+//!   wrappers, files written to) are at most [`max_word_bytes`] of the text, and the commands
+//!   at most [`max_commands`];
+//! - a command displays, and its display read back (POSIX) runs its program again when that is
+//!   a plain name (ASCII letters, digits, `-`, `_`, `.`);
+//! - matching a pattern returns, charges the same work and answers the same twice, and stops
+//!   with the charge's error when the work is over budget;
+//! - `glob` agrees with a plain dynamic-programming matcher; `*` matches anything; a text
+//!   matches itself with its `*`, `?` and `\` escaped (`\*`, `\?`, `\\`), and as it is when it has
+//!   none of them.
+
+use std::convert::Infallible;
+
+use hook_engine::command::{Pattern, glob, problem};
+use hook_engine::shell::{Command, Dialect, MAX_DEPTH, Parsed, parse};
+
+use crate::Reached;
+
+/// The bytes before the command line: the dialect and the pattern.
+pub const HEADER: usize = 6;
+
+/// Program name globs, one list chosen by byte 1.
+const PROGRAMS: &[&[&str]] = &[
+    &[],
+    &["rm"],
+    &["git"],
+    &["*"],
+    &["python*|node"],
+    &["r?"],
+    &["kubectl", "oc"],
+    &["curl"],
+    &["sh*|bash"],
+    &["psql|mysql"],
+    &["remove-item|ri"],
+    &["find"],
+    &["cargo|rustup"],
+    &["curl.exe|git"],
+];
+
+/// Subcommands, one chosen by byte 2 (the odd ones are what lint turns away: matching must not
+/// mind).
+const SUBCOMMANDS: &[&[&str]] = &[
+    &[],
+    &["push"],
+    &["stash", "drop|clear"],
+    &["delete", "ns|namespace"],
+    &["reset"],
+    &["-c"],
+    &["*", ""],
+    &["|"],
+    &["iam", "delete-*"],
+    &["publish"],
+];
+
+/// Flags, a bit each of byte 3.
+const FLAGS: [&str; 8] = [
+    "-r|-R|--recursive",
+    "--force|-f",
+    "!--force-with-lease",
+    "-X=DELETE|--request=DELETE",
+    "-D",
+    "!-i",
+    "--hard|-x=*",
+    "-|--|-=|=|",
+];
+
+/// Operand globs, a bit each of byte 4.
+const ARGS: [&str; 8] =
+    ["/", "/*", "C:\\Windows\\*", "", "/etc*", "*delete from*", "!*where*", "!"];
+
+/// Globs over the files written to, a bit each of byte 5's low half.
+const WRITES: [&str; 4] = ["/etc/*", "~/.ssh/*", "*.log", "\\*"];
+
+/// Globs over the program piping into the command, a bit each of byte 5's high half.
+const PIPED_FROM: [&str; 4] = ["curl", "wget", "*", "c?t"];
+
+/// Runs the target on `data`; `Evaluated` when the text has a command with a program (which
+/// the pattern was then matched against).
+///
+/// # Panics
+///
+/// When the reader, a pattern or a glob breaks a property (see the module's documentation).
+pub fn run(data: &[u8]) -> Reached {
+    if data.len() < HEADER {
+        return Reached::Rejected;
+    }
+    let (header, rest) = data.split_at(HEADER);
+    let dialect = if header[0] & 1 == 0 { Dialect::Posix } else { Dialect::PowerShell };
+    let pattern = pattern(&header[1..]);
+    let _ = problem(&pattern);
+    let text = String::from_utf8_lossy(rest);
+
+    let parsed = parse(&text, dialect);
+    check_size(&text, &parsed);
+    let mut reached = Reached::Parsed;
+    for command in parsed.commands() {
+        assert!(command.depth() < MAX_DEPTH, "a command {} deep", command.depth());
+        let program = command.program();
+        let last = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        assert!(last.starts_with(command.name()), "`{}` named `{}`", program, command.name());
+        let _ = command.piped_from().map(|from| from.name());
+        display(&command);
+        matches_twice(&pattern, &command);
+        if !command.program().is_empty() {
+            reached = Reached::Evaluated;
+        }
+    }
+    globs(&parsed, &pattern);
+    reached
+}
+
+/// The pattern the header's bytes 1 to 5 choose (`choice` starts at byte 1).
+///
+/// # Panics
+///
+/// When `choice` is shorter than five bytes.
+pub fn pattern(choice: &[u8]) -> Pattern<String> {
+    let own = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
+    let some = |list: &[&str], bits: u8| {
+        list.iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1 << i) != 0)
+            .map(|(_, s)| (*s).to_owned())
+            .collect()
+    };
+    Pattern {
+        program: own(PROGRAMS[usize::from(choice[0]) % PROGRAMS.len()]),
+        subcommand: own(SUBCOMMANDS[usize::from(choice[1]) % SUBCOMMANDS.len()]),
+        flags: some(&FLAGS, choice[2]),
+        args: some(&ARGS, choice[3]),
+        writes: some(&WRITES, choice[4] & 0xF),
+        piped_from: some(&PIPED_FROM, choice[4] >> 4),
+    }
+}
+
+pub use hook_engine::shell::{max_commands, max_word_bytes};
+
+/// The bytes of all the words of `parsed`: programs, arguments, standard inputs, wrappers and
+/// the files written to.
+pub fn word_bytes(parsed: &Parsed) -> usize {
+    parsed
+        .commands()
+        .map(|c| {
+            c.program().len()
+                + c.args().map(str::len).sum::<usize>()
+                + c.stdin().map_or(0, str::len)
+                + c.wrappers().map(str::len).sum::<usize>()
+                + c.writes().map(str::len).sum::<usize>()
+        })
+        .sum()
+}
+
+/// The reader is linear: its words and commands stay within their bounds for `text`.
+///
+/// # Panics
+///
+/// When they do not.
+pub fn check_size(text: &str, parsed: &Parsed) {
+    let bytes = word_bytes(parsed);
+    assert!(
+        bytes <= max_word_bytes(text.len()),
+        "{bytes} bytes of words from {} bytes of text (at most {})",
+        text.len(),
+        max_word_bytes(text.len())
+    );
+    let commands = parsed.commands().len();
+    assert!(
+        commands <= max_commands(text.len()),
+        "{commands} commands from {} bytes of text (at most {})",
+        text.len(),
+        max_commands(text.len())
+    );
+}
+
+/// Whether `program` is a name that displays as itself and reads back as a program.
+fn plain(program: &str) -> bool {
+    !program.is_empty()
+        && program.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `command` displays; read back, a plain program is run again.
+fn display(command: &Command<'_>) {
+    let shown = command.to_string();
+    let program = command.program();
+    // A reserved word after a wrapper (`exec do`) is the program, as in bash, but reads back as
+    // a reserved word: the reader does not tell a quoted `'do'` from `do` (it errs towards
+    // reading what follows as the command, which guards see).
+    if !plain(program) || hook_engine::shell::RESERVED.contains(&program) {
+        return;
+    }
+    let again = parse(&shown, Dialect::Posix);
+    assert!(
+        again.commands().any(|c| c.program() == program),
+        "`{program}` displayed as {shown:?}, which runs {:?}",
+        again.commands().map(|c| c.program().to_owned()).collect::<Vec<_>>()
+    );
+}
+
+/// Matches `pattern` against `command`: the same answer and work twice, and the charge's error
+/// when the budget is below that work.
+fn matches_twice(pattern: &Pattern<String>, command: &Command<'_>) {
+    let counted = |pattern: &Pattern<String>| {
+        let mut units = 0usize;
+        let answer = pattern.matches(command, &mut |n| {
+            units = units.saturating_add(n);
+            Ok::<(), Infallible>(())
+        });
+        let Ok(answer) = answer;
+        (answer, units)
+    };
+    let first = counted(pattern);
+    let second = counted(pattern);
+    assert_eq!(first, second, "matching {command} twice: (answer, units)");
+
+    let (answer, units) = first;
+    let budget = units / 2;
+    let mut spent = 0usize;
+    let limited = pattern.matches(command, &mut |n| {
+        spent = spent.saturating_add(n);
+        if spent > budget { Err(spent) } else { Ok(()) }
+    });
+    if units > budget {
+        assert!(limited.is_err(), "matching {command} with {budget} of {units} units: {limited:?}");
+    } else {
+        assert_eq!(limited, Ok(answer), "matching {command} with all its {units} units");
+    }
+}
+
+/// Pattern globs and words against words; words as globs against their neighbours.
+fn globs(parsed: &Parsed, pattern: &Pattern<String>) {
+    // Short patterns and texts, a bounded number of them: the reference is quadratic.
+    const PAIRS: usize = 32;
+    const PATTERN: usize = 24;
+    const TEXT: usize = 256;
+    let cut = |word: &str, max: usize| word.as_bytes()[..word.len().min(max)].to_vec();
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    for command in parsed.commands() {
+        let all = std::iter::once(command.program()).chain(command.args()).chain(command.stdin());
+        words.extend(all.chain(command.writes()).map(|w| cut(w, TEXT)));
+        if words.len() > PAIRS {
+            words.truncate(PAIRS + 1);
+            break;
+        }
+    }
+    let globs = pattern.args.iter().chain(&pattern.program).chain(&pattern.subcommand);
+    let globs: Vec<&String> = globs.chain(&pattern.writes).chain(&pattern.piped_from).collect();
+    for text in &words {
+        let shown = String::from_utf8_lossy(text);
+        assert!(glob(b"*", text), "`*` against {shown:?}");
+        // `\\` is one backslash: a text with one is not a glob matching itself.
+        if !text.iter().any(|b| matches!(b, b'*' | b'?' | b'\\')) {
+            assert!(glob(text, text), "{shown:?} against itself");
+        }
+        let mut escaped = Vec::with_capacity(text.len() * 2);
+        for &b in text {
+            if matches!(b, b'*' | b'?' | b'\\') {
+                escaped.push(b'\\');
+            }
+            escaped.push(b);
+        }
+        assert!(glob(&escaped, text), "{shown:?} escaped against itself");
+        for p in &globs {
+            check_glob(p.as_bytes(), text);
+        }
+    }
+    for pair in words.windows(2) {
+        check_glob(&pair[0][..pair[0].len().min(PATTERN)], &pair[1]);
+    }
+}
+
+/// `glob(pattern, text)` answers as [`reference_glob`] does.
+fn check_glob(pattern: &[u8], text: &[u8]) {
+    assert_eq!(
+        glob(pattern, text),
+        reference_glob(pattern, text),
+        "glob({:?}, {:?})",
+        String::from_utf8_lossy(pattern),
+        String::from_utf8_lossy(text)
+    );
+}
+
+/// `*` any text, `?` one byte, `\*`, `\?` and `\\` the character itself, other bytes
+/// themselves ignoring ASCII case: which prefixes of `text` the pattern read so far matches, one
+/// element of the pattern at a time.
+fn reference_glob(pattern: &[u8], text: &[u8]) -> bool {
+    let mut row = vec![false; text.len() + 1];
+    row[0] = true;
+    let mut p = 0;
+    while p < pattern.len() {
+        // `None`: a `*`; `Some(None)`: a `?`; `Some(Some(c))`: the byte `c`.
+        let element = match (pattern[p], pattern.get(p + 1)) {
+            (b'\\', Some(&c @ (b'*' | b'?' | b'\\'))) => {
+                p += 1;
+                Some(Some(c))
+            }
+            (b'*', _) => None,
+            (b'?', _) => Some(None),
+            (c, _) => Some(Some(c)),
+        };
+        p += 1;
+        let mut next = vec![false; text.len() + 1];
+        if let Some(c) = element {
+            for (j, &t) in text.iter().enumerate() {
+                next[j + 1] = row[j] && c.is_none_or(|c| c.eq_ignore_ascii_case(&t));
+            }
+        } else {
+            let mut any = false;
+            for (j, reached) in row.iter().enumerate() {
+                any |= *reached;
+                next[j] = any;
+            }
+        }
+        row = next;
+    }
+    row[text.len()]
+}
