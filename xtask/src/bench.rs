@@ -21,16 +21,18 @@ use crate::workspace::{examples, root};
 /// A hook may cost at most this much more than the floor on the same payload (issue #2).
 const MAX_RATIO: f64 = 1.2;
 
-const USAGE: &str = "usage: cargo xtask bench [--runs N] [--dynamic-only]";
+const USAGE: &str = "usage: cargo xtask bench [--runs N] [--dynamic-only] [--guard-only]";
 
 #[derive(Debug)]
 struct Options {
     runs: usize,
     dynamic_only: bool,
+    /// Only the guard packs' part.
+    guard_only: bool,
 }
 
 fn parse(args: &[&str]) -> anyhow::Result<Options> {
-    let mut options = Options { runs: 200, dynamic_only: false };
+    let mut options = Options { runs: 200, dynamic_only: false, guard_only: false };
     let mut args = args.iter();
     while let Some(&arg) = args.next() {
         match arg {
@@ -40,6 +42,10 @@ fn parse(args: &[&str]) -> anyhow::Result<Options> {
                 ensure!(options.runs >= 5, "--runs must be at least 5");
             }
             "--dynamic-only" => options.dynamic_only = true,
+            "--guard-only" => {
+                options.guard_only = true;
+                options.dynamic_only = true;
+            }
             _ => bail!("unknown argument `{arg}`\n{USAGE}"),
         }
     }
@@ -59,6 +65,14 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
     }
 
+    if options.guard_only {
+        let linking = linkings.last().context("no build")?;
+        let hookpack = build_dynamic(&["hookpack"])?.bin_dir.join("hookpack");
+        let failures =
+            crate::bench_guard::run(&linking.bin_dir, &hookpack, linking.name, options.runs)?;
+        ensure!(failures.is_empty(), "over the limits:\n  {}", failures.join("\n  "));
+        return Ok(());
+    }
     let scratch = root().join("target/bench");
     let project = scratch.join("project");
     std::fs::create_dir_all(&project).with_context(|| format!("creating {}", project.display()))?;

@@ -47,6 +47,24 @@ pub struct Pattern<S> {
 }
 
 impl<S: AsRef<str>> Pattern<S> {
+    /// Whether a program of this name can match (`program`'s globs), charging the comparison.
+    ///
+    /// # Errors
+    ///
+    /// What `charge` returns.
+    pub fn runs<E>(
+        &self,
+        name: &str,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        charge(name.len() * (1 + self.program.len()))?;
+        Ok(self
+            .program
+            .iter()
+            .flat_map(|p| p.as_ref().split('|'))
+            .any(|p| glob(p.as_bytes(), name.as_bytes())))
+    }
+
     /// Whether `command` matches. `charge` is given the work each step costs first (a byte
     /// compared is a unit), and its error ends the match.
     ///
@@ -59,65 +77,35 @@ impl<S: AsRef<str>> Pattern<S> {
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
         let name = command.name();
-        charge(name.len() * (1 + self.program.len()))?;
-        let program = self
-            .program
-            .iter()
-            .flat_map(|p| p.as_ref().split('|'))
-            .any(|p| glob(p.as_bytes(), name.as_bytes()));
-        if !program {
+        if !self.runs(name, charge)? {
             return Ok(false);
         }
-        let args: Vec<&str> = command.args().collect();
-        let options_end = args.iter().position(|a| *a == "--").unwrap_or(args.len());
-        let valued = valued_options(name);
-        let mut operands: Vec<&str> = Vec::with_capacity(args.len());
-        let mut skip = false;
-        for (i, arg) in args.iter().enumerate() {
-            if skip {
-                skip = false;
-                continue;
-            }
-            if i == options_end {
-                continue;
-            }
-            if i < options_end && arg.len() > 1 && arg.starts_with('-') {
-                skip = valued.iter().any(|v| arg.eq_ignore_ascii_case(v));
-                continue;
-            }
-            // `cargo +nightly publish`, `rustup +beta …`: a toolchain, not an operand.
-            if operands.is_empty() && arg.starts_with('+') && matches!(name, "cargo" | "rustup") {
-                continue;
-            }
-            operands.push(arg);
-        }
-        charge(args.iter().map(|a| a.len() + 1).sum::<usize>())?;
+        self.matches_run(command, name, valued_options(name), charge)
+    }
 
-        let words = self.subcommand.len();
-        if operands.len() < words {
-            return Ok(false);
-        }
-        for (word, operand) in self.subcommand.iter().zip(&operands) {
+    /// Whether `command`, whose program's name is `name` and matches `program`, matches the
+    /// rest of the pattern; `valued` are the program's options that take a value
+    /// ([`valued_options`]).
+    ///
+    /// # Errors
+    ///
+    /// What `charge` returns.
+    pub fn matches_run<E>(
+        &self,
+        command: &Command<'_>,
+        name: &str,
+        valued: &'static [&'static str],
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        // The subcommand first, without allocating: most patterns of a program stop there.
+        let mut operands = Operands::new(command.args(), valued, name);
+        for word in &self.subcommand {
+            let Some(operand) = operands.next() else { return Ok(false) };
             charge(word.as_ref().len() + operand.len())?;
             if !word.as_ref().split('|').any(|w| glob(w.as_bytes(), operand.as_bytes())) {
                 return Ok(false);
             }
         }
-
-        let options = &args[..options_end];
-        for flag in &self.flags {
-            let flag = flag.as_ref();
-            let (negated, alternatives) = match flag.strip_prefix('!') {
-                Some(rest) => (true, rest),
-                None => (false, flag),
-            };
-            charge(options.iter().map(|o| o.len() + alternatives.len()).sum::<usize>())?;
-            let present = alternatives.split('|').any(|alt| has_flag(alt, options, valued));
-            if present == negated {
-                return Ok(false);
-            }
-        }
-
         if !self.piped_from.is_empty() {
             let Some(from) = command.piped_from() else { return Ok(false) };
             let from = from.name();
@@ -139,6 +127,26 @@ impl<S: AsRef<str>> Pattern<S> {
                 return Ok(false);
             }
         }
+        let words = self.subcommand.len();
+        let args: Vec<&str> = command.args().collect();
+        charge(args.iter().map(|a| a.len() + 1).sum::<usize>())?;
+        let options_end = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+        let operands: Vec<&str> = Operands::new(args.iter().copied(), valued, name).collect();
+
+        let options = &args[..options_end];
+        for flag in &self.flags {
+            let flag = flag.as_ref();
+            let (negated, alternatives) = match flag.strip_prefix('!') {
+                Some(rest) => (true, rest),
+                None => (false, flag),
+            };
+            charge(options.iter().map(|o| o.len() + alternatives.len()).sum::<usize>())?;
+            let present = alternatives.split('|').any(|alt| has_flag(alt, options, valued));
+            if present == negated {
+                return Ok(false);
+            }
+        }
+
         if self.args.is_empty() {
             return Ok(true);
         }
@@ -158,6 +166,52 @@ impl<S: AsRef<str>> Pattern<S> {
             }
         }
         Ok(includes.is_empty())
+    }
+}
+
+/// The operands among a command's arguments, in order: not its options (before `--`), nor the
+/// values of the program's options that take one, nor a toolchain (`cargo +nightly`).
+struct Operands<'c, I> {
+    args: I,
+    valued: &'static [&'static str],
+    name: &'c str,
+    /// Past `--`: everything is an operand.
+    ended: bool,
+    /// Whether an operand has been given.
+    given: bool,
+}
+
+impl<'c, I: Iterator<Item = &'c str>> Operands<'c, I> {
+    fn new(args: I, valued: &'static [&'static str], name: &'c str) -> Self {
+        Operands { args, valued, name, ended: false, given: false }
+    }
+}
+
+impl<'c, I: Iterator<Item = &'c str>> Iterator for Operands<'c, I> {
+    type Item = &'c str;
+
+    fn next(&mut self) -> Option<&'c str> {
+        loop {
+            let arg = self.args.next()?;
+            if !self.ended {
+                if arg == "--" {
+                    self.ended = true;
+                    continue;
+                }
+                if arg.len() > 1 && arg.starts_with('-') {
+                    if self.valued.iter().any(|v| arg.eq_ignore_ascii_case(v)) {
+                        self.args.next();
+                    }
+                    continue;
+                }
+            }
+            // `cargo +nightly publish`, `rustup +beta …`: a toolchain, not an operand.
+            if !self.given && arg.starts_with('+') && matches!(self.name, "cargo" | "rustup") {
+                continue;
+            }
+            self.given = true;
+            return Some(arg);
+        }
     }
 }
 
@@ -235,7 +289,7 @@ fn is_combined(option: &str) -> bool {
 /// Global options of common programs that take a value (`git -C DIR`), so that the value is
 /// not read as an operand.
 #[allow(clippy::too_many_lines, reason = "a table, one option per line")]
-fn valued_options(program: &str) -> &'static [&'static str] {
+pub fn valued_options(program: &str) -> &'static [&'static str] {
     const KUBECTL: &[&str] = &[
         "-n",
         "--namespace",
@@ -252,7 +306,8 @@ fn valued_options(program: &str) -> &'static [&'static str] {
         "--output",
     ];
     const TERRAFORM: &[&str] = &["-var", "-var-file", "-target"];
-    match program.to_ascii_lowercase().as_str() {
+    let mut buffer = [0u8; 16];
+    match crate::shell::lowercase(program, &mut buffer) {
         "git" => &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"],
         "kubectl" | "oc" => KUBECTL,
         "helm" => &["-n", "--namespace", "--kube-context", "--kubeconfig"],

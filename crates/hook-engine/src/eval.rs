@@ -325,6 +325,9 @@ struct Shared {
     stars: OnceCell<Vec<String>>,
     /// The commands each text rules read runs, by the text's field.
     commands: RefCell<BTreeMap<(u32, u32), Commands>>,
+    /// Whether a `program` glob (an interned string: rules share them) names a program of the
+    /// text of a field, by (field, glob).
+    programs: RefCell<BTreeMap<(u32, u32, u32, u32), bool>>,
     prompt_terms: OnceCell<Vec<String>>,
     path_terms: OnceCell<Vec<String>>,
 }
@@ -974,10 +977,7 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let patterns = self.command_patterns(effort, r)?;
-        if !patterns.is_empty()
-            && self.matched_command(effort, &patterns, r, facts, scan)?.is_none()
-        {
+        if self.matched_command(effort, r, facts, scan)? == CommandMatch::Missed {
             return miss("command", &|| {
                 "no `command` pattern matches a command the text runs".to_owned()
             });
@@ -1010,36 +1010,77 @@ impl<'a> Engine<'a> {
         Ok(Ok(()))
     }
 
-    /// Rule `r`'s `command` patterns.
+    /// Rule `r`'s `command` patterns whose `program` matches a program `parsed` runs, decoded;
+    /// the others are passed over without reading more than their programs.
     fn command_patterns(
         &self,
         effort: &Effort,
         r: &Words<'a>,
+        parsed: &[shell::Parsed],
+        scan: &Scan,
     ) -> Result<Vec<Pattern<&'a str>>, ArtifactError> {
-        let list = r.list_ref(rule::COMMAND_L);
-        if list.len == 0 {
-            return Ok(Vec::new());
+        let field = r.str_ref(rule::FIELD_S);
+        let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
+        let entries = list.len() / 3;
+        let entry = |i: usize| {
+            (list.get(3 * i), StrRef { offset: list.get(3 * i + 1), len: list.get(3 * i + 2) })
+        };
+        if entries > 0 && entry(0).0 != command::NEXT {
+            return Err(ArtifactError::Malformed("command pattern"));
         }
-        let words: Vec<u32> = self.list(effort, list)?.iter().collect();
+        let mut charge = |units: usize| effort.spend(units as u64);
         let mut patterns: Vec<Pattern<&'a str>> = Vec::new();
-        for entry in words.chunks_exact(3) {
-            let text = self.str(effort, StrRef { offset: entry[1], len: entry[2] })?;
-            if entry[0] == command::NEXT {
-                patterns.push(Pattern::default());
+        let mut start = 1;
+        while start <= entries {
+            let end = (start..entries).find(|&i| entry(i).0 == command::NEXT).unwrap_or(entries);
+            let pattern = start..end;
+            start = end + 1;
+            // Its programs first: most patterns stop there. Each glob is tried on the text's
+            // names once per event, whichever rules name it.
+            let mut runs = false;
+            for (kind, glob) in pattern.clone().map(entry) {
+                if kind != command::PROGRAM || runs {
+                    continue;
+                }
+                let key = (field.offset, field.len, glob.offset, glob.len);
+                effort.spend(1)?;
+                let known = scan.shared.programs.borrow().get(&key).copied();
+                runs = match known {
+                    Some(found) => found,
+                    None => {
+                        let single = Pattern {
+                            program: vec![self.str(effort, glob)?],
+                            ..Pattern::default()
+                        };
+                        let mut found = false;
+                        for (name, _) in parsed.iter().flat_map(shell::Parsed::by_name) {
+                            if single.runs(name, &mut charge)? {
+                                found = true;
+                                break;
+                            }
+                        }
+                        scan.shared.programs.borrow_mut().insert(key, found);
+                        found
+                    }
+                };
+            }
+            if !runs {
                 continue;
             }
-            let Some(pattern) = patterns.last_mut() else {
-                return Err(ArtifactError::Malformed("command pattern"));
-            };
-            match entry[0] {
-                command::PROGRAM => pattern.program.push(text),
-                command::SUBCOMMAND => pattern.subcommand.push(text),
-                command::FLAG => pattern.flags.push(text),
-                command::ARG => pattern.args.push(text),
-                command::WRITE => pattern.writes.push(text),
-                command::PIPED_FROM => pattern.piped_from.push(text),
-                _ => return Err(ArtifactError::Malformed("command pattern")),
+            let mut candidate = Pattern::default();
+            for (kind, text) in pattern.map(entry) {
+                let text = self.str(effort, text)?;
+                match kind {
+                    command::PROGRAM => candidate.program.push(text),
+                    command::SUBCOMMAND => candidate.subcommand.push(text),
+                    command::FLAG => candidate.flags.push(text),
+                    command::ARG => candidate.args.push(text),
+                    command::WRITE => candidate.writes.push(text),
+                    command::PIPED_FROM => candidate.piped_from.push(text),
+                    _ => return Err(ArtifactError::Malformed("command pattern")),
+                }
             }
+            patterns.push(candidate);
         }
         Ok(patterns)
     }
@@ -1077,27 +1118,50 @@ impl<'a> Engine<'a> {
         Ok(parsed)
     }
 
-    /// The first command of the rule's text that one of `patterns` matches, read back.
+    /// For a rule with a `command` condition, the first command of its text that one of its
+    /// patterns matches, read back.
     fn matched_command(
         &self,
         effort: &Effort,
-        patterns: &[Pattern<&'a str>],
         r: &Words<'a>,
         facts: &Facts<'_>,
         scan: &Scan,
-    ) -> Result<Option<String>, ArtifactError> {
+    ) -> Result<CommandMatch, ArtifactError> {
+        if r.list_ref(rule::COMMAND_L).len == 0 {
+            return Ok(CommandMatch::NoCondition);
+        }
         let parsed = self.commands(effort, r, facts, scan)?;
+        let patterns = self.command_patterns(effort, r, &parsed, scan)?;
+        if patterns.is_empty() {
+            return Ok(CommandMatch::Missed);
+        }
         let mut charge = |units: usize| effort.spend(units as u64);
-        for command in parsed.iter().flat_map(shell::Parsed::commands) {
-            for pattern in patterns {
-                if pattern.matches(&command, &mut charge)? {
-                    let shown = command.to_string();
-                    effort.keep(shown.len())?;
-                    return Ok(Some(shown));
+        // The programs a text runs are few, its commands may be thousands: each pattern is
+        // tried on the commands of the names its `program` matches.
+        for text in parsed.iter() {
+            for (name, commands) in text.by_name() {
+                let mut wanted = Vec::new();
+                for pattern in &patterns {
+                    if pattern.runs(name, &mut charge)? {
+                        wanted.push(pattern);
+                    }
+                }
+                if wanted.is_empty() {
+                    continue;
+                }
+                let valued = crate::command::valued_options(name);
+                for command in commands {
+                    for pattern in &wanted {
+                        if pattern.matches_run(&command, name, valued, &mut charge)? {
+                            let shown = command.to_string();
+                            effort.keep(shown.len())?;
+                            return Ok(CommandMatch::Matched(shown));
+                        }
+                    }
                 }
             }
         }
-        Ok(None)
+        Ok(CommandMatch::Missed)
     }
 
     /// The conditions on the session state, the bracket and `once`.
@@ -1304,16 +1368,23 @@ impl<'a> Engine<'a> {
             rewrite: self.rewrite(effort, r)?,
             once: kinds.to_le_bytes()[2],
             recall,
-            command: {
-                let patterns = self.command_patterns(effort, r)?;
-                if patterns.is_empty() {
-                    None
-                } else {
-                    self.matched_command(effort, &patterns, r, facts, scan)?
-                }
+            command: match self.matched_command(effort, r, facts, scan)? {
+                CommandMatch::Matched(shown) => Some(shown),
+                CommandMatch::NoCondition | CommandMatch::Missed => None,
             },
         })
     }
+}
+
+/// How a rule's `command` condition went.
+#[derive(Debug, PartialEq, Eq)]
+enum CommandMatch {
+    /// The rule has none.
+    NoCondition,
+    /// No command of the text matches it.
+    Missed,
+    /// This command (read back) matches it.
+    Matched(String),
 }
 
 /// What fires when a command line nests `eval`, `bash -c` or backticks too deeply to be read

@@ -46,6 +46,9 @@ pub struct Parsed {
     budget: usize,
     /// Whether a nested reading was left unread for want of budget.
     exhausted: bool,
+    /// The programs' names, each with the commands that run it, in order: a rule looks for
+    /// its programs among the names, not among every command.
+    names: Vec<(String, Vec<usize>)>,
 }
 
 /// How many times its length the nested readings of a text may read in all.
@@ -194,6 +197,17 @@ impl Parsed {
         self.exhausted
     }
 
+    /// The names of the programs it runs (`Command::name`), each with its commands in order.
+    pub fn by_name(&self) -> impl Iterator<Item = (&str, impl Iterator<Item = Command<'_>>)> {
+        self.names.iter().map(move |(name, indices)| {
+            let commands = indices
+                .iter()
+                .filter_map(move |&i| self.commands.get(i))
+                .map(move |raw| Command { parsed: self, raw });
+            (name.as_str(), commands)
+        })
+    }
+
     /// The bytes of all its words.
     pub fn word_bytes(&self) -> usize {
         self.words.iter().map(ExactSizeIterator::len).sum()
@@ -211,6 +225,12 @@ pub fn parse(text: &str, dialect: Dialect) -> Parsed {
         ..Parsed::default()
     };
     read(&mut parsed, text, dialect, 0);
+    let mut names: std::collections::BTreeMap<String, Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (i, command) in parsed.commands().enumerate() {
+        names.entry(command.name().to_owned()).or_default().push(i);
+    }
+    parsed.names = names.into_iter().collect();
     parsed
 }
 
@@ -309,8 +329,10 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         if i >= words.end {
             break;
         }
-        let name = basename(parsed.word(i)).to_ascii_lowercase();
-        let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) else { break };
+        let name = basename(parsed.word(i));
+        let Some(wrapper) = WRAPPERS.iter().find(|w| w.name.eq_ignore_ascii_case(name)) else {
+            break;
+        };
         xargs |= wrapper.name == "xargs";
         let at = i;
         i += 1;
@@ -343,7 +365,8 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     if i >= words.end {
         return None;
     }
-    let name = basename(parsed.word(i)).to_ascii_lowercase();
+    let mut buffer = [0u8; 16];
+    let name = lowercase(basename(parsed.word(i)), &mut buffer);
     let rest = i + 1..words.end;
     if xargs && let Some(stdin) = stdin {
         // `echo /etc | xargs rm -rf` runs `rm -rf /etc`.
@@ -366,7 +389,7 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     if name == "eval" {
         return (!rest.is_empty()).then_some(Inline::Words(rest));
     }
-    if let Some(elsewhere) = run_elsewhere(parsed, &name, rest.clone()) {
+    if let Some(elsewhere) = run_elsewhere(parsed, name, rest.clone()) {
         // `ssh` hands its words to a shell on the host; containers and pods run them as is.
         return Some(if name == "ssh" {
             Inline::Words(elsewhere)
@@ -374,7 +397,7 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
             Inline::Argv(elsewhere)
         });
     }
-    if SHELLS.contains(&name.as_str()) {
+    if SHELLS.contains(&name) {
         // `bash -c 'cmd'`, `bash -lc 'cmd'`, `sh -e -c 'cmd'`: the first operand after the
         // options; without `-c`, the shell reads its standard input.
         let mut c = false;
@@ -692,6 +715,15 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("run0", &["-u", "--user"]),
     wrapper("pkexec", &["--user"]),
 ];
+
+/// `word` in ASCII lowercase, in `buffer`; empty when it is longer than the buffer (no program
+/// these lists name is).
+pub(crate) fn lowercase<'b>(word: &str, buffer: &'b mut [u8; 16]) -> &'b str {
+    let Some(lower) = buffer.get_mut(..word.len()) else { return "" };
+    lower.copy_from_slice(word.as_bytes());
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(lower).unwrap_or_default()
+}
 
 fn basename(word: &str) -> &str {
     word.rsplit(['/', '\\']).next().unwrap_or(word)
@@ -1038,11 +1070,47 @@ impl<'s> Lexer<'s, '_> {
                     self.double_quoted(escape);
                 }
                 b'$' => self.dollar(),
-                _ => self.char(),
+                _ => self.plain(),
             }
             seen = true;
         }
         seen
+    }
+
+    /// Copies a run of bytes that mean nothing to the shell, at once.
+    fn plain(&mut self) {
+        let rest = &self.s[self.i..];
+        let len = rest
+            .iter()
+            .position(|&b| {
+                matches!(
+                    b,
+                    b' ' | b'\t'
+                        | b'\r'
+                        | b'\n'
+                        | b';'
+                        | b'|'
+                        | b'&'
+                        | b'<'
+                        | b'>'
+                        | b'('
+                        | b')'
+                        | b'`'
+                        | b'\\'
+                        | b'\''
+                        | b'"'
+                        | b'$'
+                )
+            })
+            .unwrap_or(rest.len());
+        // The run ends before an ASCII byte or at the end, so it is whole characters.
+        match std::str::from_utf8(&rest[..len]) {
+            Ok(run) if len > 0 => {
+                self.word.push_str(run);
+                self.i += len;
+            }
+            _ => self.char(),
+        }
     }
 
     /// Copies one character (a whole UTF-8 sequence) into the word.
