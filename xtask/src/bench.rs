@@ -42,10 +42,7 @@ fn parse(args: &[&str]) -> anyhow::Result<Options> {
                 ensure!(options.runs >= 5, "--runs must be at least 5");
             }
             "--dynamic-only" => options.dynamic_only = true,
-            "--guard-only" => {
-                options.guard_only = true;
-                options.dynamic_only = true;
-            }
+            "--guard-only" => options.guard_only = true,
             _ => bail!("unknown argument `{arg}`\n{USAGE}"),
         }
     }

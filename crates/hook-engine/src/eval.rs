@@ -722,14 +722,67 @@ impl<'a> Engine<'a> {
                 set
             }
         };
-        Ok(Scan {
+        let mut scan = Scan {
             scans,
             regex_matched: RefCell::default(),
             shared: Shared::default(),
             candidates,
             mode,
             effort: scan_effort,
-        })
+        };
+        if mode == Mode::Answer {
+            let found = self.program_candidates(&scan, facts, &record, bit)?;
+            scan.candidates.extend(found);
+        }
+        Ok(scan)
+    }
+
+    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`).
+    fn program_candidates(
+        &self,
+        scan: &Scan,
+        facts: &Facts<'_>,
+        record: &Words<'a>,
+        bit: u64,
+    ) -> Result<Vec<u32>, ArtifactError> {
+        let effort = &scan.effort;
+        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
+        if !matches!(tool, Some("Bash" | "PowerShell" | "Monitor")) {
+            return Ok(Vec::new());
+        }
+        let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
+        let entries = list.len() / 3;
+        if entries == 0 {
+            return Ok(Vec::new());
+        }
+        let name_at = |i: usize| {
+            self.str(effort, StrRef { offset: list.get(3 * i), len: list.get(3 * i + 1) })
+        };
+        let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
+        let mut found = Vec::new();
+        for (name, _) in parsed.iter().flat_map(shell::Parsed::by_name) {
+            let name = name.to_ascii_lowercase();
+            // The first entry not before `name` (the list is sorted), then those equal to it.
+            let (mut low, mut high) = (0, entries);
+            while low < high {
+                let middle = low + (high - low) / 2;
+                if name_at(middle)? < name.as_str() {
+                    low = middle + 1;
+                } else {
+                    high = middle;
+                }
+            }
+            for i in low..entries {
+                if name_at(i)? != name {
+                    break;
+                }
+                let index = list.get(3 * i + 2);
+                if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+                    found.push(index);
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// The texts a rule reading `field` reads.
@@ -1019,7 +1072,7 @@ impl<'a> Engine<'a> {
         parsed: &[shell::Parsed],
         scan: &Scan,
     ) -> Result<Vec<Pattern<&'a str>>, ArtifactError> {
-        let field = r.str_ref(rule::FIELD_S);
+        let field = field_key_of(r.str_ref(rule::FIELD_S));
         let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
         let entries = list.len() / 3;
         let entry = |i: usize| {
@@ -1042,7 +1095,7 @@ impl<'a> Engine<'a> {
                 if kind != command::PROGRAM || runs {
                     continue;
                 }
-                let key = (field.offset, field.len, glob.offset, glob.len);
+                let key = (field.0, field.1, glob.offset, glob.len);
                 effort.spend(1)?;
                 let known = scan.shared.programs.borrow().get(&key).copied();
                 runs = match known {
@@ -1093,8 +1146,18 @@ impl<'a> Engine<'a> {
         facts: &Facts<'_>,
         scan: &Scan,
     ) -> Result<Commands, ArtifactError> {
-        let field = r.str_ref(rule::FIELD_S);
-        let key = (field.offset, field.len);
+        self.commands_of(effort, r.str_ref(rule::FIELD_S), facts, scan)
+    }
+
+    /// The commands the texts of `field` run, read once per text and event.
+    fn commands_of(
+        &self,
+        effort: &Effort,
+        field: StrRef,
+        facts: &Facts<'_>,
+        scan: &Scan,
+    ) -> Result<Commands, ArtifactError> {
+        let key = field_key_of(field);
         if let Some(parsed) = scan.shared.commands.borrow().get(&key) {
             return Ok(parsed.clone());
         }
@@ -1374,6 +1437,11 @@ impl<'a> Engine<'a> {
             },
         })
     }
+}
+
+/// The key of a field's texts: every rule reading the default text (an empty field) shares one.
+fn field_key_of(field: StrRef) -> (u32, u32) {
+    if field.len == 0 { (0, 0) } else { (field.offset, field.len) }
 }
 
 /// How a rule's `command` condition went.

@@ -385,11 +385,41 @@ pub fn compile(
     for &kind in EventKind::ALL {
         let of_event: Vec<(usize, &&Rule)> =
             rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
+        // A shell-tool rule whose `command` patterns name their programs plainly, on the
+        // default text, is found by those names: the others are always checked.
+        let by_program = |r: &Rule| -> Option<BTreeSet<String>> {
+            let c = &r.when;
+            let shell_tools = matches!(&c.tool, Some(crate::model::ToolMatcher::Names(names))
+                if names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor")));
+            if !shell_tools || !c.keywords.is_empty() || c.field.is_some() || c.command.is_empty() {
+                return None;
+            }
+            let names: BTreeSet<String> = c
+                .command
+                .iter()
+                .flat_map(|p| &p.program)
+                .flat_map(|p| p.split('|'))
+                .map(str::to_ascii_lowercase)
+                .collect();
+            names.iter().all(|n| !n.is_empty() && !n.contains(['*', '?', '\\'])).then_some(names)
+        };
         let always: Vec<u32> = of_event
             .iter()
-            .filter(|(_, r)| r.when.keywords.is_empty())
+            .filter(|(_, r)| r.when.keywords.is_empty() && by_program(r).is_none())
             .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
             .collect();
+        let mut programs: Vec<(String, u32)> = of_event
+            .iter()
+            .filter_map(|(i, r)| Some((by_program(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
+            .flat_map(|(names, i)| names.into_iter().map(move |n| (n, i)))
+            .collect();
+        programs.sort();
+        let mut program_words = Vec::with_capacity(programs.len() * 3);
+        for (name, rule) in &programs {
+            let name = w.str(name);
+            program_words.extend_from_slice(&[name.offset, name.len, *rule]);
+        }
+        let programs = w.list(&program_words);
         let fields: BTreeSet<&str> = of_event
             .iter()
             .filter(|(_, r)| {
@@ -407,6 +437,8 @@ pub fn compile(
         record[event::ALWAYS_L + 1] = always.len;
         record[event::FIELDS_L] = fields.offset;
         record[event::FIELDS_L + 1] = fields.len;
+        record[event::PROGRAMS_L] = programs.offset;
+        record[event::PROGRAMS_L + 1] = programs.len;
         for word in record {
             events.extend_from_slice(&word.to_le_bytes());
         }

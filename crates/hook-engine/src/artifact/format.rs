@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -226,8 +226,12 @@ pub mod event {
     pub const ALWAYS_L: usize = 0;
     /// The texts keyword rules of the event read: list of strings (empty = default text).
     pub const FIELDS_L: usize = 2;
+    /// Rules of the shell tools (`Bash`, `PowerShell`, `Monitor`) found by the programs the
+    /// call's command runs (their `command` patterns name programs without globs): list of (program name in ASCII lowercase, rule index) triples
+    /// `[offset, len, rule]`, sorted by name.
+    pub const PROGRAMS_L: usize = 4;
     /// Words per event.
-    pub const LEN: usize = 4;
+    pub const LEN: usize = 6;
 }
 
 /// Decision codes in [`rule::KINDS`] byte 1.
