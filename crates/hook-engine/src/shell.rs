@@ -368,6 +368,9 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let mut buffer = [0u8; 16];
     let name = lowercase(basename(parsed.word(i)), &mut buffer);
     let rest = i + 1..words.end;
+    if let Some(runs) = runner(parsed, name, rest.clone()) {
+        return Some(Inline::Argv(runs));
+    }
     if xargs && let Some(stdin) = stdin {
         // `echo /etc | xargs rm -rf` runs `rm -rf /etc`.
         let mut text: Vec<String> = (i..words.end).map(|j| quote(parsed.word(j))).collect();
@@ -473,6 +476,40 @@ fn run_elsewhere(parsed: &Parsed, name: &str, rest: Range<usize>) -> Option<Rang
     }
     (j < rest.end).then_some(j..rest.end)
 }
+
+/// The command a project's tool runner runs: `bundle exec cmd…`, `npm exec -- cmd…`, `pnpm
+/// exec|dlx`, `yarn exec|dlx`, `bun x`, `uv run`, `poetry run`, `pipenv run`, `pdm run`,
+/// `hatch run`.
+fn runner(parsed: &Parsed, name: &str, rest: Range<usize>) -> Option<Range<usize>> {
+    let runs: &[&str] = match name {
+        "bundle" | "npm" => &["exec"],
+        "pnpm" | "yarn" => &["exec", "dlx"],
+        "bun" => &["x"],
+        "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye" => &["run"],
+        _ => return None,
+    };
+    let first = (rest.start..rest.end).find(|&j| !parsed.word(j).starts_with('-'))?;
+    if !runs.contains(&parsed.word(first)) {
+        return None;
+    }
+    let mut j = first + 1;
+    while j < rest.end {
+        let word = parsed.word(j);
+        if word == "--" {
+            j += 1;
+            break;
+        }
+        if !word.starts_with('-') || word.len() < 2 {
+            break;
+        }
+        j += if RUNNER_VALUED.contains(&word) { 2 } else { 1 };
+    }
+    (j < rest.end).then_some(j..rest.end)
+}
+
+/// Options of the tool runners that take a value.
+const RUNNER_VALUED: &[&str] =
+    &["--with", "--python", "-p", "--package", "--from", "-w", "--workspace", "-C", "--dir"];
 
 /// Global options of `docker` that take a value.
 const DOCKER_GLOBAL_VALUED: &[&str] =
@@ -712,6 +749,10 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("ltrace", &["-o", "-e", "-p", "-s"]),
     wrapper("caffeinate", &["-t", "-w"]),
     wrapper("busybox", &[]),
+    wrapper("npx", &["-p", "--package", "--node-options", "--registry"]),
+    wrapper("pnpx", &["-p", "--package"]),
+    wrapper("bunx", &["-p", "--package"]),
+    wrapper("uvx", &["--from", "--with", "--python", "-p"]),
     wrapper("run0", &["-u", "--user"]),
     wrapper("pkexec", &["--user"]),
 ];
@@ -1450,6 +1491,22 @@ mod tests {
         assert_eq!(commands("docker ps -a"), ["docker ps -a"]);
         assert_eq!(commands("kubectl exec api-0 ls"), ["kubectl exec api-0 ls"]);
         assert_eq!(commands("ssh prod"), ["ssh prod"]);
+    }
+
+    #[test]
+    fn tool_runners_run_their_commands() {
+        for (text, run) in [
+            ("npx prisma migrate reset --force", "prisma migrate reset --force"),
+            ("bundle exec rails db:drop", "1:rails db:drop"),
+            ("pnpm exec -- sequelize db:drop", "1:sequelize db:drop"),
+            ("uv run --with psycopg python manage.py flush", "1:python manage.py flush"),
+            ("npm exec cdk destroy", "1:cdk destroy"),
+        ] {
+            let found = commands(text);
+            assert!(found.iter().any(|c| c == run), "{text}: {found:?}");
+        }
+        assert_eq!(commands("npm install"), ["npm install"]);
+        assert_eq!(commands("uv run"), ["uv run"]);
     }
 
     #[test]
