@@ -28,15 +28,9 @@ pub(crate) fn run(
     linking: &str,
     runs: usize,
 ) -> anyhow::Result<Vec<String>> {
+    let packs = ["context", "guard", "memory", "workflow"];
+    let project = crate::bench_rules::builtin_project(hookpack, "builtin", &packs)?;
     let scratch = root().join("target/bench/builtin");
-    let _ = std::fs::remove_dir_all(&scratch);
-    let project = scratch.join("project");
-    std::fs::create_dir_all(project.join(".claude/hookpack"))?;
-    std::fs::write(
-        project.join(".claude/hookpack/hookpack.toml"),
-        "builtin = [\"context\", \"guard\", \"memory\", \"workflow\"]\n",
-    )?;
-    crate::bench_rules::compile_project(hookpack, &project)?;
     let artifact = std::fs::read(project.join(".claude/hookpack/compiled/rules.hpk"))?;
     let aligned = AlignedBytes::new(&artifact);
     let settings = Engine::new(Artifact::parse(aligned.as_slice())?)?.settings();

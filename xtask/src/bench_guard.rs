@@ -23,16 +23,10 @@ pub(crate) fn run(
     linking: &str,
     runs: usize,
 ) -> anyhow::Result<Vec<String>> {
-    let scratch = root().join("target/bench/guard");
-    let _ = std::fs::remove_dir_all(&scratch);
-    let project = scratch.join("project");
-    std::fs::create_dir_all(project.join(".claude/hookpack"))?;
     let packs = guard_packs()?;
-    std::fs::write(
-        project.join(".claude/hookpack/hookpack.toml"),
-        format!("builtin = {}\n", serde_json::to_string(&packs)?),
-    )?;
-    crate::bench_rules::compile_project(hookpack, &project)?;
+    let names: Vec<&str> = packs.iter().map(String::as_str).collect();
+    let project = crate::bench_rules::builtin_project(hookpack, "guard", &names)?;
+    let scratch = root().join("target/bench/guard");
     let compiled = std::fs::metadata(project.join(".claude/hookpack/compiled/rules.hpk"))?.len();
 
     let mut script = String::new();

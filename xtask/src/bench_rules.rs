@@ -65,6 +65,26 @@ pub(crate) fn compile_project(hookpack: &Path, project: &Path) -> anyhow::Result
     Ok(elapsed)
 }
 
+/// A project in `target/bench/<name>/project` (made anew) using the builtin `packs`, compiled
+/// by `hookpack`; returns its root.
+pub(crate) fn builtin_project(
+    hookpack: &Path,
+    name: &str,
+    packs: &[&str],
+) -> anyhow::Result<std::path::PathBuf> {
+    let scratch = root().join("target/bench").join(name);
+    let _ = std::fs::remove_dir_all(&scratch);
+    let project = scratch.join("project");
+    std::fs::create_dir_all(project.join(".claude/hookpack"))?;
+    // A list of plain strings is written alike in JSON and TOML.
+    std::fs::write(
+        project.join(".claude/hookpack/hookpack.toml"),
+        format!("builtin = {}\n", serde_json::to_string(packs)?),
+    )?;
+    compile_project(hookpack, &project)?;
+    Ok(project)
+}
+
 /// Runs the rule-count benchmark with the binaries in `bin_dir`; returns what exceeded a limit.
 pub(crate) fn run(
     bin_dir: &Path,
