@@ -69,7 +69,7 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
 ///
 /// As [`read_regular`].
 pub fn read_aligned(
-    mut file: File,
+    file: &mut File,
     metadata: &Metadata,
     path: &Path,
     cap: u64,
@@ -78,26 +78,24 @@ pub fn read_aligned(
         .ok()
         .filter(|&len| len as u64 <= cap)
         .ok_or_else(|| too_large(path, cap))?;
-    let mut aligned = AlignedBytes::zeroed(len);
-    let buffer = aligned.as_mut_slice();
-    let mut filled = 0;
-    while filled < len {
-        match file.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(err) => return Err(err),
-        }
-    }
-    // Shrunk or grown since `fstat`: the copy is torn; let the caller's checks see a short
-    // file, and refuse a longer one here (it is not what was sized).
-    aligned.len = filled;
-    let mut probe = [0u8; 1];
-    if filled == len && file.read(&mut probe)? != 0 {
+    // Read straight after a few bytes of padding that align the start: the buffer is not
+    // zeroed first (its pages are touched once, by the copy).
+    let mut buffer: Vec<u8> = Vec::with_capacity(len + 8);
+    let start = buffer.as_ptr().align_offset(8).min(8);
+    buffer.resize(start, 0);
+    let read = file.by_ref().take(len as u64 + 1).read_to_end(&mut buffer)?;
+    // Grown since `fstat`: not what was sized, refused. Shrunk: the copy is torn; the caller's
+    // checks see a short file.
+    if read > len {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{} grew while it was read", path.display()),
         ));
+    }
+    let aligned = AlignedBytes { buffer, start, len: read };
+    // The buffer had room for it all, so it never moved; this holds in any case.
+    if aligned.as_slice().as_ptr().align_offset(8) != 0 {
+        return Ok(AlignedBytes::new(aligned.as_slice()));
     }
     Ok(aligned)
 }
@@ -162,8 +160,8 @@ mod tests {
         assert_eq!(read_regular(&path, 10).unwrap(), b"0123456789");
         assert_eq!(read_regular(&path, 9).unwrap_err().kind(), io::ErrorKind::FileTooLarge);
         let aligned = |cap| {
-            let (file, metadata) = open_regular(&path).unwrap();
-            read_aligned(file, &metadata, &path, cap)
+            let (mut file, metadata) = open_regular(&path).unwrap();
+            read_aligned(&mut file, &metadata, &path, cap)
         };
         let copied = aligned(10).unwrap();
         assert_eq!(copied.as_slice(), b"0123456789");

@@ -26,6 +26,8 @@
 //! `-D`. Globs know `*` (any text, `/` included) and `?` (one byte); `\*`, `\?` and `\\` are the
 //! character itself, and so is any other `\` (`C:\Windows`).
 
+use std::cell::OnceCell;
+
 use crate::shell::Command;
 
 /// A `command` pattern; `S` is `String` where packs are read and `&str` where hooks read the
@@ -58,11 +60,15 @@ impl<S: AsRef<str>> Pattern<S> {
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
         charge(name.len() * (1 + self.program.len()))?;
-        Ok(self
-            .program
-            .iter()
-            .flat_map(|p| p.as_ref().split('|'))
-            .any(|p| glob(p.as_bytes(), name.as_bytes())))
+        Ok(self.program.iter().any(|p| glob_any(p.as_ref(), name)))
+    }
+
+    /// The plain words (no glob) its subcommand can begin with, when it begins with nothing
+    /// else: the only first operands of the commands it can match (ignoring ASCII case).
+    pub fn first_words(&self) -> Option<impl Iterator<Item = &str>> {
+        let first = self.subcommand.first()?.as_ref();
+        let plain = |w: &str| !w.is_empty() && !w.bytes().any(|b| matches!(b, b'*' | b'?' | b'\\'));
+        first.split('|').all(plain).then(|| first.split('|'))
     }
 
     /// Whether `command` matches. `charge` is given the work each step costs first (a byte
@@ -80,32 +86,22 @@ impl<S: AsRef<str>> Pattern<S> {
         if !self.runs(name, charge)? {
             return Ok(false);
         }
-        self.matches_run(command, name, valued_options(name), charge)
+        self.matches_run(&Run::new(*command, name, &Reading::default()), charge)
     }
 
-    /// Whether `command`, whose program's name is `name` and matches `program`, matches the
-    /// rest of the pattern; `valued` are the program's options that take a value
-    /// ([`valued_options`]).
+    /// Whether `run`, whose program's name matches `program`, matches the rest of the pattern.
     ///
     /// # Errors
     ///
     /// What `charge` returns.
     pub fn matches_run<E>(
         &self,
-        command: &Command<'_>,
-        name: &str,
-        valued: &'static [&'static str],
+        run: &Run<'_>,
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
-        // The subcommand first, without allocating: most patterns of a program stop there.
-        let mut operands = Operands::new(command.args(), valued, name);
-        for word in &self.subcommand {
-            let Some(operand) = operands.next() else { return Ok(false) };
-            charge(word.as_ref().len() + operand.len())?;
-            if !word.as_ref().split('|').any(|w| glob(w.as_bytes(), operand.as_bytes())) {
-                return Ok(false);
-            }
-        }
+        // What needs no reading of the arguments first, then the subcommand: most patterns of
+        // a program stop there.
+        let command = &run.command;
         if !self.piped_from.is_empty() {
             let Some(from) = command.piped_from() else { return Ok(false) };
             let from = from.name();
@@ -127,13 +123,21 @@ impl<S: AsRef<str>> Pattern<S> {
                 return Ok(false);
             }
         }
-        let words = self.subcommand.len();
-        let args: Vec<&str> = command.args().collect();
-        charge(args.iter().map(|a| a.len() + 1).sum::<usize>())?;
-        let options_end = args.iter().position(|a| *a == "--").unwrap_or(args.len());
-        let operands: Vec<&str> = Operands::new(args.iter().copied(), valued, name).collect();
-
-        let options = &args[..options_end];
+        let read = run.read();
+        for (k, word) in self.subcommand.iter().enumerate() {
+            let Some(operand) = run.operand(read, k) else { return Ok(false) };
+            charge(word.as_ref().len() + operand.len())?;
+            if !glob_any(word.as_ref(), operand) {
+                return Ok(false);
+            }
+        }
+        charge(read.bytes)?;
+        let options: Vec<&str> = if self.flags.is_empty() {
+            Vec::new()
+        } else {
+            command.args().take(read.options_end).collect()
+        };
+        let options = options.as_slice();
         for flag in &self.flags {
             let flag = flag.as_ref();
             let (negated, alternatives) = match flag.strip_prefix('!') {
@@ -141,7 +145,7 @@ impl<S: AsRef<str>> Pattern<S> {
                 None => (false, flag),
             };
             charge(options.iter().map(|o| o.len() + alternatives.len()).sum::<usize>())?;
-            let present = alternatives.split('|').any(|alt| has_flag(alt, options, valued));
+            let present = alternatives.split('|').any(|alt| has_flag(alt, options, read.valued));
             if present == negated {
                 return Ok(false);
             }
@@ -153,7 +157,9 @@ impl<S: AsRef<str>> Pattern<S> {
         let (excludes, includes): (Vec<&str>, Vec<&str>) =
             self.args.iter().map(AsRef::as_ref).partition(|g| g.starts_with('!'));
         let cost = |globs: &[&str]| globs.iter().map(|g| g.len() + 1).sum::<usize>();
-        let tail = operands[words..].iter().copied().chain(command.stdin());
+        let words = self.subcommand.len().min(read.operands.len());
+        let operands = read.operands[words..].iter().filter_map(|&at| command.arg(at));
+        let tail = operands.chain(command.stdin());
         for operand in tail {
             charge(operand.len() * (cost(&excludes) + cost(&includes)))?;
             let operand = operand.as_bytes();
@@ -169,6 +175,65 @@ impl<S: AsRef<str>> Pattern<S> {
     }
 }
 
+/// What patterns read of one command (its options and operands), kept so that it is read once
+/// however many patterns of however many rules are tried on it.
+#[derive(Debug, Default)]
+pub struct Reading(OnceCell<Box<Read>>);
+
+#[derive(Debug)]
+struct Read {
+    /// The program's options that take a value ([`valued_options`]).
+    valued: &'static [&'static str],
+    /// Where the options end among the arguments: at `--`, or with them.
+    options_end: usize,
+    /// The operands, as indices of the arguments.
+    operands: Vec<usize>,
+    /// The bytes of the arguments, one more for each (what reading them is charged).
+    bytes: usize,
+}
+
+/// A command as patterns see it.
+#[derive(Debug)]
+pub struct Run<'c> {
+    command: Command<'c>,
+    name: &'c str,
+    reading: &'c Reading,
+}
+
+impl<'c> Run<'c> {
+    /// `command`, whose program's name is `name` ([`Command::name`]), with what patterns have
+    /// read of it so far.
+    pub fn new(command: Command<'c>, name: &'c str, reading: &'c Reading) -> Run<'c> {
+        Run { command, name, reading }
+    }
+
+    fn read(&self) -> &'c Read {
+        self.reading.0.get_or_init(|| {
+            let valued = valued_options(self.name);
+            let args = self.command.args();
+            let options_end = args.clone().position(|a| a == "--").unwrap_or(args.len());
+            let bytes = args.clone().map(|a| a.len() + 1).sum();
+            let operands = Operands::new(args.enumerate(), valued, self.name).collect();
+            Box::new(Read { valued, options_end, operands, bytes })
+        })
+    }
+
+    /// Its `k`th operand.
+    fn operand(&self, read: &Read, k: usize) -> Option<&'c str> {
+        self.command.arg(*read.operands.get(k)?)
+    }
+
+    /// Its first operand: what a subcommand's first word is compared with.
+    pub fn first_operand(&self) -> Option<&'c str> {
+        self.operand(self.read(), 0)
+    }
+
+    /// The command.
+    pub fn command(&self) -> &Command<'c> {
+        &self.command
+    }
+}
+
 /// The operands among a command's arguments, in order: not its options (before `--`), nor the
 /// values of the program's options that take one, nor a toolchain (`cargo +nightly`).
 struct Operands<'c, I> {
@@ -181,18 +246,19 @@ struct Operands<'c, I> {
     given: bool,
 }
 
-impl<'c, I: Iterator<Item = &'c str>> Operands<'c, I> {
+impl<'c, I: Iterator<Item = (usize, &'c str)>> Operands<'c, I> {
     fn new(args: I, valued: &'static [&'static str], name: &'c str) -> Self {
         Operands { args, valued, name, ended: false, given: false }
     }
 }
 
-impl<'c, I: Iterator<Item = &'c str>> Iterator for Operands<'c, I> {
-    type Item = &'c str;
+impl<'c, I: Iterator<Item = (usize, &'c str)>> Iterator for Operands<'c, I> {
+    /// The operand's index among the arguments.
+    type Item = usize;
 
-    fn next(&mut self) -> Option<&'c str> {
+    fn next(&mut self) -> Option<usize> {
         loop {
-            let arg = self.args.next()?;
+            let (at, arg) = self.args.next()?;
             if !self.ended {
                 if arg == "--" {
                     self.ended = true;
@@ -210,7 +276,7 @@ impl<'c, I: Iterator<Item = &'c str>> Iterator for Operands<'c, I> {
                 continue;
             }
             self.given = true;
-            return Some(arg);
+            return Some(at);
         }
     }
 }
@@ -403,6 +469,10 @@ pub fn valued_options(program: &str) -> &'static [&'static str] {
 /// character itself, any other `\` too), ignoring ASCII case. Linear in practice; at worst the
 /// product of the lengths, which callers are charged for.
 pub fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    // Most globs are plain words: then they match what equals them.
+    if !pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'\\')) {
+        return pattern.eq_ignore_ascii_case(text);
+    }
     let (mut p, mut t) = (0, 0);
     // Where the last `*` was, and the text position it is trying to cover up to.
     let mut star: Option<(usize, usize)> = None;
@@ -436,6 +506,14 @@ pub fn glob(pattern: &[u8], text: &[u8]) -> bool {
         }
     }
     pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
+}
+
+/// Whether `text` matches one of the `|`-separated globs of `alternatives`.
+fn glob_any(alternatives: &str, text: &str) -> bool {
+    alternatives
+        .as_bytes()
+        .split(|&b| b == b'|')
+        .any(|alternative| glob(alternative, text.as_bytes()))
 }
 
 /// Why `pattern` cannot match anything, for lint: `None` when it is fine.

@@ -317,7 +317,30 @@ pub struct Scan {
 }
 
 /// What the texts of one field run, read once per event.
-type Commands = std::rc::Rc<Vec<shell::Parsed>>;
+type Commands = std::rc::Rc<Vec<Text>>;
+
+/// The commands a text runs, with what patterns have read of each (`command::Reading`) and,
+/// for each program ([`shell::Parsed::by_name`]), its commands by their first operand.
+#[derive(Debug)]
+struct Text {
+    parsed: shell::Parsed,
+    readings: Vec<crate::command::Reading>,
+    firsts: Vec<OnceCell<BTreeMap<String, Vec<usize>>>>,
+}
+
+impl Text {
+    fn new(parsed: shell::Parsed) -> Text {
+        let readings = std::iter::repeat_with(Default::default).take(parsed.commands().len());
+        let firsts = std::iter::repeat_with(OnceCell::new).take(parsed.by_name().len());
+        Text { readings: readings.collect(), firsts: firsts.collect(), parsed }
+    }
+
+    /// The command at `index` run by a program named `name`, as patterns see it.
+    fn run<'t>(&'t self, index: usize, name: &'t str) -> Option<crate::command::Run<'t>> {
+        let command = self.parsed.command(index)?;
+        Some(crate::command::Run::new(command, name, self.readings.get(index)?))
+    }
+}
 
 /// See [`Scan`]'s `shared`.
 #[derive(Clone, Debug, Default)]
@@ -595,8 +618,12 @@ impl<'a> Engine<'a> {
         evaluation.fired.sort_by_key(|f| f.index);
         // A command line the `command` rules could not read in full may hide anything they
         // guard: the user is asked (fail safe, and said why).
-        let exhausted =
-            scan.shared.commands.borrow().values().any(|p| p.iter().any(shell::Parsed::exhausted));
+        let exhausted = scan
+            .shared
+            .commands
+            .borrow()
+            .values()
+            .any(|p| p.iter().any(|text| text.parsed.exhausted()));
         if exhausted && facts.kind == EventKind::PreToolUse {
             evaluation.fired.push(unreadable_command());
         }
@@ -760,7 +787,7 @@ impl<'a> Engine<'a> {
         };
         let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
         let mut found = Vec::new();
-        for (name, _) in parsed.iter().flat_map(shell::Parsed::by_name) {
+        for (name, _) in parsed.iter().flat_map(|text| text.parsed.by_name()) {
             let name = name.to_ascii_lowercase();
             // The first entry not before `name` (the list is sorted), then those equal to it.
             let (mut low, mut high) = (0, entries);
@@ -1069,7 +1096,7 @@ impl<'a> Engine<'a> {
         &self,
         effort: &Effort,
         r: &Words<'a>,
-        parsed: &[shell::Parsed],
+        parsed: &[Text],
         scan: &Scan,
     ) -> Result<Vec<Pattern<&'a str>>, ArtifactError> {
         let field = field_key_of(r.str_ref(rule::FIELD_S));
@@ -1106,7 +1133,7 @@ impl<'a> Engine<'a> {
                             ..Pattern::default()
                         };
                         let mut found = false;
-                        for (name, _) in parsed.iter().flat_map(shell::Parsed::by_name) {
+                        for (name, _) in parsed.iter().flat_map(|text| text.parsed.by_name()) {
                             if single.runs(name, &mut charge)? {
                                 found = true;
                                 break;
@@ -1174,7 +1201,7 @@ impl<'a> Engine<'a> {
             let commands = shell::parse(&text, dialect);
             effort.scan(text.len().saturating_add(commands.word_bytes()))?;
             effort.keep(commands.word_bytes())?;
-            parsed.push(commands);
+            parsed.push(Text::new(commands));
         }
         let parsed = std::rc::Rc::new(parsed);
         scan.shared.commands.borrow_mut().insert(key, parsed.clone());
@@ -1200,9 +1227,11 @@ impl<'a> Engine<'a> {
         }
         let mut charge = |units: usize| effort.spend(units as u64);
         // The programs a text runs are few, its commands may be thousands: each pattern is
-        // tried on the commands of the names its `program` matches.
+        // tried on the commands of the names its `program` matches, and a pattern whose
+        // subcommand begins with plain words only on the commands whose first operand is one.
+        // The first command (in order) that some pattern matches is the one shown.
         for text in parsed.iter() {
-            for (name, commands) in text.by_name() {
+            for (n, (name, indices)) in text.parsed.by_name().enumerate() {
                 let mut wanted = Vec::new();
                 for pattern in &patterns {
                     if pattern.runs(name, &mut charge)? {
@@ -1212,15 +1241,48 @@ impl<'a> Engine<'a> {
                 if wanted.is_empty() {
                     continue;
                 }
-                let valued = crate::command::valued_options(name);
-                for command in commands {
-                    for pattern in &wanted {
-                        if pattern.matches_run(&command, name, valued, &mut charge)? {
-                            let shown = command.to_string();
-                            effort.keep(shown.len())?;
-                            return Ok(CommandMatch::Matched(shown));
+                let run = |k: usize| indices.get(k).and_then(|&i| text.run(i, name));
+                let mut first = None;
+                let mut earliest = indices.len();
+                for pattern in wanted {
+                    let mut matches = |k: usize| match run(k) {
+                        Some(run) => pattern.matches_run(&run, &mut charge),
+                        None => Ok(false),
+                    };
+                    let Some(words) = pattern.first_words() else {
+                        for k in 0..earliest {
+                            if matches(k)? {
+                                earliest = k;
+                                break;
+                            }
+                        }
+                        continue;
+                    };
+                    // The index is made once per program and event, in a time linear in its
+                    // commands' arguments (paid for with the text's reading).
+                    let firsts = first.get_or_insert_with(|| {
+                        text.firsts
+                            .get(n)
+                            .map(|cell| cell.get_or_init(|| first_operands(indices.len(), &run)))
+                    });
+                    let mut candidates = Vec::new();
+                    for word in words {
+                        effort.spend(word.len() as u64)?;
+                        let listed = firsts.and_then(|f| f.get(&word.to_ascii_lowercase()));
+                        candidates.extend(listed.into_iter().flatten().copied());
+                    }
+                    candidates.sort_unstable();
+                    for k in candidates.into_iter().take_while(|&k| k < earliest) {
+                        if matches(k)? {
+                            earliest = k;
+                            break;
                         }
                     }
+                }
+                if let Some(run) = run(earliest) {
+                    let shown = run.command().to_string();
+                    effort.keep(shown.len())?;
+                    return Ok(CommandMatch::Matched(shown));
                 }
             }
         }
@@ -1437,6 +1499,21 @@ impl<'a> Engine<'a> {
             },
         })
     }
+}
+
+/// The positions (among `count` commands of one program, `run(k)`) of the commands with each
+/// first operand, in ASCII lowercase.
+fn first_operands<'t>(
+    count: usize,
+    run: &impl Fn(usize) -> Option<crate::command::Run<'t>>,
+) -> BTreeMap<String, Vec<usize>> {
+    let mut firsts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for k in 0..count {
+        if let Some(operand) = run(k).as_ref().and_then(crate::command::Run::first_operand) {
+            firsts.entry(operand.to_ascii_lowercase()).or_default().push(k);
+        }
+    }
+    firsts
 }
 
 /// The key of a field's texts: every rule reading the default text (an empty field) shares one.

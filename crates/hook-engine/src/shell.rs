@@ -16,6 +16,8 @@
 //! byte is read once per nesting level and nesting stops at [`MAX_DEPTH`]; its output lives in
 //! one string and two vectors however many words there are.
 
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::ops::Range;
 
 /// How deep commands nest (`$(…)` in `bash -c` in a subshell …) before the rest is read as
@@ -37,14 +39,14 @@ pub struct Parsed {
     /// Every word, unquoted, one after the other.
     text: String,
     /// The words, as ranges of `text`.
-    words: Vec<Range<usize>>,
+    words: Vec<Span>,
     /// The commands, in the order they were read.
     commands: Vec<Raw>,
     /// The bytes nested readings (`bash -c`, `eval`, backticks, inline code) may still read:
     /// [`REREADS`] times the text, so that the whole reading stays linear however the
     /// nestings multiply (`eval "$(eval "$(…)")"` reads each substitution at every level).
     budget: usize,
-    /// Whether a nested reading was left unread for want of budget.
+    /// Whether a nested reading was left unread for want of budget, or the text was cut.
     exhausted: bool,
     /// The programs' names, each with the commands that run it, in order: a rule looks for
     /// its programs among the names, not among every command.
@@ -67,19 +69,48 @@ pub fn max_commands(len: usize) -> usize {
     (REREADS + 1).saturating_mul(len.saturating_add(1))
 }
 
+/// A range of `Parsed::text`, or of `Parsed::words`, in half the room of a `Range<usize>`: the
+/// words of a long text are many, and the memory a process touches first costs it more than the
+/// work (a text's readings hold far less than 4 GiB: [`parse`] reads at most [`MAX_TEXT`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    fn new(range: Range<usize>) -> Span {
+        Span { start: index(range.start), end: index(range.end) }
+    }
+
+    fn range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// `i` as stored (an index of a reading of at most [`MAX_TEXT`] bytes fits).
+fn index(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+/// The longest text [`parse`] reads: the rest of a longer one is left unread (and that is
+/// known: [`Parsed::exhausted`]). Its readings then hold at most [`max_word_bytes`] of it, well
+/// within what a [`Span`] can index.
+pub const MAX_TEXT: usize = 64 << 20;
+
 /// A command as stored: its words and where its program is among them.
 #[derive(Clone, Debug)]
 struct Raw {
     /// Indices into `words`: everything the command line gave it, wrappers included.
-    words: Range<usize>,
+    words: Span,
     /// The index in `words` of its program (after assignments and wrappers).
-    program: usize,
+    program: u32,
     /// What a heredoc or here-string feeds it: an index into `words`.
-    stdin: Option<usize>,
+    stdin: Option<u32>,
     /// The files its output goes to (`> file`, `>> file`): indices into `words`.
-    writes: Range<usize>,
+    writes: Span,
     /// The command whose output it reads through a pipe: an index into `commands`.
-    piped_from: Option<usize>,
+    piped_from: Option<u32>,
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
     /// Whether its program has been found and its inline commands read.
@@ -91,20 +122,24 @@ struct Raw {
 pub struct Command<'p> {
     parsed: &'p Parsed,
     raw: &'p Raw,
+    index: usize,
 }
 
 impl<'p> Command<'p> {
     /// Its program, as written (`/usr/bin/git`, unquoted); empty for a command of assignments
     /// only.
     pub fn program(&self) -> &'p str {
-        if self.raw.program < self.raw.words.end { self.parsed.word(self.raw.program) } else { "" }
+        let program = self.raw.program as usize;
+        if program < self.raw.words.range().end { self.parsed.word(program) } else { "" }
     }
 
     /// Its program's name: the last part of its path, without a Windows program's extension
     /// (`/usr/bin/git` and `C:\Git\git.exe` are `git`).
     pub fn name(&self) -> &'p str {
-        let program = self.program();
-        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        let name = basename(self.program());
+        if name.len() < 5 || name.as_bytes()[name.len() - 4] != b'.' {
+            return name;
+        }
         for extension in [".exe", ".cmd", ".bat", ".com"] {
             let cut = name.len().saturating_sub(extension.len());
             if cut > 0 && name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(extension)
@@ -118,32 +153,45 @@ impl<'p> Command<'p> {
     /// The words after the program.
     pub fn args(&self) -> impl ExactSizeIterator<Item = &'p str> + Clone + 'p {
         let parsed = self.parsed;
-        let start = (self.raw.program + 1).min(self.raw.words.end);
-        (start..self.raw.words.end).map(move |i| parsed.word(i))
+        let end = self.raw.words.range().end;
+        let start = (self.raw.program as usize + 1).min(end);
+        (start..end).map(move |i| parsed.word(i))
+    }
+
+    /// Its `i`th argument (0: the first after the program).
+    pub fn arg(&self, i: usize) -> Option<&'p str> {
+        let at = (self.raw.program as usize).checked_add(1)?.checked_add(i)?;
+        (at < self.raw.words.range().end).then(|| self.parsed.word(at))
+    }
+
+    /// Its place among the commands of its text ([`Parsed::commands`]).
+    pub fn index(&self) -> usize {
+        self.index
     }
 
     /// The files its output is written to (`> /etc/hosts`, `>> log`, `&> out`).
     pub fn writes(&self) -> impl ExactSizeIterator<Item = &'p str> + 'p {
         let parsed = self.parsed;
-        self.raw.writes.clone().map(move |i| parsed.word(i))
+        self.raw.writes.range().map(move |i| parsed.word(i))
     }
 
     /// The command whose output it reads through a pipe (`curl … | sh`).
     pub fn piped_from(&self) -> Option<Command<'p>> {
-        let raw = self.parsed.commands.get(self.raw.piped_from?)?;
-        Some(Command { parsed: self.parsed, raw })
+        let index = self.raw.piped_from? as usize;
+        let raw = self.parsed.commands.get(index)?;
+        Some(Command { parsed: self.parsed, raw, index })
     }
 
     /// What a heredoc or here-string gives it on standard input.
     pub fn stdin(&self) -> Option<&'p str> {
-        self.raw.stdin.map(|i| self.parsed.word(i))
+        self.raw.stdin.map(|i| self.parsed.word(i as usize))
     }
 
     /// The words it was given before its program: assignments and wrappers (`sudo -u root`).
     pub fn wrappers(&self) -> impl Iterator<Item = &'p str> + 'p {
         let parsed = self.parsed;
-        (self.raw.words.start..self.raw.program.min(self.raw.words.end))
-            .map(move |i| parsed.word(i))
+        let words = self.raw.words.range();
+        (words.start..(self.raw.program as usize).min(words.end)).map(move |i| parsed.word(i))
     }
 
     /// How deeply it is nested: 0 on the command line itself, 1 inside `$(…)` or `bash -c`, …
@@ -187,50 +235,79 @@ fn quote(word: &str) -> String {
 impl Parsed {
     /// The commands, in the order they begin (a command before the `$(…)` in its words).
     pub fn commands(&self) -> impl ExactSizeIterator<Item = Command<'_>> {
-        self.commands.iter().map(move |raw| Command { parsed: self, raw })
+        self.commands.iter().enumerate().map(move |(index, raw)| Command {
+            parsed: self,
+            raw,
+            index,
+        })
     }
 
-    /// Whether some nested reading was left unread: the text nests readings (`eval`, `bash
-    /// -c`, backticks) so deeply over so much of itself that reading them all would not be
-    /// linear. No ordinary command line comes near; a guard may treat such a text as suspect.
+    /// Whether some of the text was left unread: it nests readings (`eval`, `bash -c`,
+    /// backticks) so deeply over so much of itself that reading them all would not be linear,
+    /// or it is longer than [`MAX_TEXT`]. No ordinary command line comes near; a guard may
+    /// treat such a text as suspect.
     pub fn exhausted(&self) -> bool {
         self.exhausted
     }
 
-    /// The names of the programs it runs (`Command::name`), each with its commands in order.
-    pub fn by_name(&self) -> impl Iterator<Item = (&str, impl Iterator<Item = Command<'_>>)> {
-        self.names.iter().map(move |(name, indices)| {
-            let commands = indices
-                .iter()
-                .filter_map(move |&i| self.commands.get(i))
-                .map(move |raw| Command { parsed: self, raw });
-            (name.as_str(), commands)
-        })
+    /// The names of the programs it runs (`Command::name`), in order, each with its commands
+    /// (their indices, in order: [`Parsed::command`]).
+    pub fn by_name(&self) -> impl ExactSizeIterator<Item = (&str, &[usize])> {
+        self.names.iter().map(|(name, indices)| (name.as_str(), indices.as_slice()))
+    }
+
+    /// Its command at `index` ([`Command::index`]).
+    pub fn command(&self, index: usize) -> Option<Command<'_>> {
+        Some(Command { parsed: self, raw: self.commands.get(index)?, index })
     }
 
     /// The bytes of all its words.
     pub fn word_bytes(&self) -> usize {
-        self.words.iter().map(ExactSizeIterator::len).sum()
+        self.words.iter().map(|w| w.range().len()).sum()
     }
 
     fn word(&self, i: usize) -> &str {
-        self.words.get(i).and_then(|r| self.text.get(r.clone())).unwrap_or("")
+        self.words.get(i).and_then(|w| self.text.get(w.range())).unwrap_or("")
     }
 }
 
 /// The commands `text` runs, read as `dialect`.
 pub fn parse(text: &str, dialect: Dialect) -> Parsed {
+    let mut cut = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let (text, unread) = text.split_at(cut);
+    // Room for the words of the text itself, made at once: growing by copies would touch twice
+    // the memory (pages a process touches first cost it more than the copying).
     let mut parsed = Parsed {
+        text: String::with_capacity(text.len()),
+        words: Vec::with_capacity(text.len() / 4),
+        commands: Vec::with_capacity(text.len() / 16),
         budget: REREADS.saturating_mul(text.len().saturating_add(1)),
         ..Parsed::default()
     };
+    parsed.exhausted = !unread.is_empty();
     read(&mut parsed, text, dialect, 0);
-    let mut names: std::collections::BTreeMap<String, Vec<usize>> =
-        std::collections::BTreeMap::new();
+    // By name, in their order. A name's first bytes are compared as a number before the name
+    // is (most names differ there), and a text naming thousands stays O(n log n).
+    let mut names: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut index: BTreeMap<(u64, &str), usize> = BTreeMap::new();
     for (i, command) in parsed.commands().enumerate() {
-        names.entry(command.name().to_owned()).or_default().push(i);
+        let name = command.name();
+        let mut first = [0u8; 8];
+        let len = name.len().min(8);
+        first[..len].copy_from_slice(&name.as_bytes()[..len]);
+        match index.entry((u64::from_be_bytes(first), name)) {
+            Entry::Occupied(at) => names[*at.get()].1.push(i),
+            Entry::Vacant(entry) => {
+                entry.insert(names.len());
+                names.push((name.to_owned(), vec![i]));
+            }
+        }
     }
-    parsed.names = names.into_iter().collect();
+    let order: Vec<usize> = index.into_values().collect();
+    parsed.names = order.into_iter().map(|at| std::mem::take(&mut names[at])).collect();
     parsed
 }
 
@@ -245,7 +322,7 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
         parsed.budget = left;
     }
     let first = parsed.commands.len();
-    Lexer::new(text.as_bytes(), 0, dialect, depth, parsed).list(false);
+    Lexer::new(text, 0, dialect, depth, parsed).list(false);
     // The commands this reading found (nested ones included): wrappers skipped, and what
     // inline shells run read in turn (appended, and settled by that reading).
     for index in first..parsed.commands.len() {
@@ -291,10 +368,15 @@ fn feed(parsed: &mut Parsed, index: usize) {
     if raw.stdin.is_some() {
         return;
     }
-    let Some(from) = raw.piped_from.and_then(|f| parsed.commands.get(f)) else { return };
-    let command = Command { parsed, raw: from };
+    let Some(at) = raw.piped_from.map(|at| at as usize) else { return };
+    let Some(from) = parsed.commands.get(at) else { return };
+    let command = Command { parsed, raw: from, index: at };
+    let name = command.name();
+    if !matches!(name, "echo" | "printf") {
+        return;
+    }
     let args: Vec<&str> = command.args().collect();
-    let text = match command.name() {
+    let text = match name {
         "echo" => {
             let start = args.iter().take_while(|a| matches!(**a, "-n" | "-e" | "-E")).count();
             args[start..].join(" ")
@@ -308,60 +390,22 @@ fn feed(parsed: &mut Parsed, index: usize) {
     };
     let start = parsed.text.len();
     parsed.text.push_str(&text);
-    parsed.words.push(start..parsed.text.len());
-    parsed.commands[index].stdin = Some(parsed.words.len() - 1);
+    parsed.words.push(Span::new(start..parsed.text.len()));
+    parsed.commands[index].stdin = Some(self::index(parsed.words.len() - 1));
 }
 
 /// Finds command `index`'s program past assignments and wrappers; says what it runs inline.
 fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let Raw { words, stdin, .. } = parsed.commands[index].clone();
-    let mut i = words.start;
-    // Reserved words that open or close a compound command.
-    while i < words.end && RESERVED.contains(&parsed.word(i)) {
-        i += 1;
-    }
-    // Each round takes at least the wrapper's name: at most one round per word.
-    let mut xargs = false;
-    loop {
-        while i < words.end && is_assignment(parsed.word(i)) {
-            i += 1;
+    let (words, stdin) = (words.range(), stdin.map(|i| i as usize));
+    let (i, xargs) = match program_of(parsed, words.clone()) {
+        Ok(found) => found,
+        Err(query) => {
+            parsed.commands[index].program = self::index(query);
+            return None;
         }
-        if i >= words.end {
-            break;
-        }
-        let name = basename(parsed.word(i));
-        let Some(wrapper) = WRAPPERS.iter().find(|w| w.name.eq_ignore_ascii_case(name)) else {
-            break;
-        };
-        xargs |= wrapper.name == "xargs";
-        let at = i;
-        i += 1;
-        // Its options, and those that take a value, with the value.
-        while i < words.end {
-            let word = parsed.word(i);
-            if word == "--" {
-                i += 1;
-                break;
-            }
-            if !word.starts_with('-') || word.len() < 2 {
-                break;
-            }
-            if wrapper.queries.contains(&word) {
-                // `command -v rm` says where `rm` is; it runs nothing.
-                parsed.commands[index].program = at;
-                return None;
-            }
-            i += 1;
-            if wrapper.valued.contains(&word) {
-                i += 1;
-            }
-        }
-        // `timeout 30 cmd`, `taskset 0x1 cmd`, `flock /tmp/lock cmd`: a first operand.
-        if wrapper.operand && i < words.end {
-            i += 1;
-        }
-    }
-    parsed.commands[index].program = i.min(words.end);
+    };
+    parsed.commands[index].program = self::index(i.min(words.end));
     if i >= words.end {
         return None;
     }
@@ -377,7 +421,7 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         text.extend(parsed.word(stdin).split_whitespace().map(quote));
         return Some(Inline::Text(text.join(" ")));
     }
-    if INTERPRETERS.iter().any(|p| crate::command::glob(p.as_bytes(), name.as_bytes())) {
+    if is_interpreter(name) {
         // `python -c CODE`, `node -e CODE`, `ruby -e`, `perl -e`, `php -r`, or code on stdin:
         // the commands its calls of `os.system`, `subprocess.run`, `execSync`, … run.
         let code = rest
@@ -400,7 +444,7 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
             Inline::Argv(elsewhere)
         });
     }
-    if SHELLS.contains(&name) {
+    if is_shell(name) {
         // `bash -c 'cmd'`, `bash -lc 'cmd'`, `sh -e -c 'cmd'`: the first operand after the
         // options; without `-c`, the shell reads its standard input.
         let mut c = false;
@@ -426,6 +470,61 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         return (start < end).then_some(Inline::Argv(start..end));
     }
     None
+}
+
+/// Where the program of a command of `words` is: past reserved words, assignments and wrappers
+/// with their options; and whether `xargs` was among them. `Err` with the wrapper's index when
+/// a wrapper only asks about a program (`command -v rm`): it is the program then.
+fn program_of(parsed: &Parsed, words: Range<usize>) -> Result<(usize, bool), usize> {
+    let mut i = words.start;
+    // Reserved words that open or close a compound command.
+    while i < words.end && is_reserved(parsed.word(i)) {
+        i += 1;
+    }
+    // Each round takes at least the wrapper's name: at most one round per word.
+    let mut xargs = false;
+    loop {
+        while i < words.end && is_assignment(parsed.word(i)) {
+            i += 1;
+        }
+        if i >= words.end {
+            break;
+        }
+        let mut buffer = [0u8; 16];
+        let name = lowercase(basename(parsed.word(i)), &mut buffer);
+        if !may_wrap(name) {
+            break;
+        }
+        let Ok(at) = WRAPPERS.binary_search_by(|w| w.name.cmp(name)) else { break };
+        let wrapper = &WRAPPERS[at];
+        xargs |= wrapper.name == "xargs";
+        let at = i;
+        i += 1;
+        // Its options, and those that take a value, with the value.
+        while i < words.end {
+            let word = parsed.word(i);
+            if word == "--" {
+                i += 1;
+                break;
+            }
+            if !word.starts_with('-') || word.len() < 2 {
+                break;
+            }
+            if wrapper.queries.contains(&word) {
+                // `command -v rm` says where `rm` is; it runs nothing.
+                return Err(at);
+            }
+            i += 1;
+            if wrapper.valued.contains(&word) {
+                i += 1;
+            }
+        }
+        // `timeout 30 cmd`, `taskset 0x1 cmd`, `flock /tmp/lock cmd`: a first operand.
+        if wrapper.operand && i < words.end {
+            i += 1;
+        }
+    }
+    Ok((i, xargs))
 }
 
 /// The command a program runs somewhere else: in a container (`docker exec CONTAINER cmd…`,
@@ -571,8 +670,11 @@ const SSH_VALUED: &[&str] = &[
     "-Q", "-S", "-w", "-B", "-I",
 ];
 
-/// Interpreters whose inline code may run commands (names, as globs).
-const INTERPRETERS: &[&str] = &["python*", "node", "nodejs", "deno", "bun", "perl", "ruby", "php"];
+/// Whether `name` (lowercase) is an interpreter whose inline code may run commands.
+fn is_interpreter(name: &str) -> bool {
+    name.starts_with("python")
+        || matches!(name, "node" | "nodejs" | "deno" | "bun" | "perl" | "ruby" | "php")
+}
 
 /// The options after which an interpreter's inline code comes.
 const CODE_FLAGS: &[&str] = &["-c", "-e", "-E", "--eval", "-r", "-p", "--print"];
@@ -676,8 +778,29 @@ fn string_literal(bytes: &[u8], at: usize) -> (String, usize) {
 pub const RESERVED: &[&str] =
     &["if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"];
 
+/// Whether `word` is one of [`RESERVED`].
+fn is_reserved(word: &str) -> bool {
+    matches!(
+        word,
+        "if" | "then"
+            | "elif"
+            | "else"
+            | "do"
+            | "while"
+            | "until"
+            | "!"
+            | "{"
+            | "}"
+            | "fi"
+            | "done"
+            | "esac"
+    )
+}
+
 /// Shells whose `-c` operand, or standard input, is a command line.
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "busybox-sh"];
+fn is_shell(name: &str) -> bool {
+    matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" | "busybox-sh")
+}
 
 /// `find` options that run a command.
 const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
@@ -697,29 +820,41 @@ const fn wrapper(name: &'static str, valued: &'static [&'static str]) -> Wrapper
     Wrapper { name, valued, queries: &[], operand: false }
 }
 
+/// Sorted by name (a binary search finds one).
 const WRAPPERS: &[Wrapper] = &[
-    wrapper("sudo", &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"]),
+    wrapper("builtin", &[]),
+    wrapper("bunx", &["-p", "--package"]),
+    wrapper("busybox", &[]),
+    wrapper("caffeinate", &["-t", "-w"]),
+    wrapper("chrt", &[]),
+    Wrapper { name: "command", valued: &[], queries: &["-v", "-V"], operand: false },
     wrapper("doas", &["-u", "-C"]),
     wrapper("env", &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]),
-    Wrapper { name: "command", valued: &[], queries: &["-v", "-V"], operand: false },
-    wrapper("builtin", &[]),
     wrapper("exec", &["-a"]),
-    wrapper("nohup", &[]),
-    wrapper("time", &["-f", "-o", "--format", "--output"]),
-    wrapper("nice", &["-n", "--adjustment"]),
+    Wrapper { name: "flock", valued: &["-w", "-E", "--timeout"], queries: &[], operand: true },
     wrapper("ionice", &["-c", "-n", "-p", "--class", "--classdata"]),
+    wrapper("ltrace", &["-o", "-e", "-p", "-s"]),
+    wrapper("nice", &["-n", "--adjustment"]),
+    wrapper("nohup", &[]),
+    wrapper("npx", &["-p", "--package", "--node-options", "--registry"]),
+    wrapper("pkexec", &["--user"]),
+    wrapper("pnpx", &["-p", "--package"]),
+    wrapper("run0", &["-u", "--user"]),
+    wrapper("setsid", &[]),
+    wrapper("stdbuf", &["-i", "-o", "-e"]),
+    wrapper("strace", &["-o", "-e", "-p", "-s"]),
+    wrapper("sudo", &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R"]),
+    Wrapper { name: "taskset", valued: &[], queries: &[], operand: true },
+    wrapper("time", &["-f", "-o", "--format", "--output"]),
     Wrapper {
         name: "timeout",
         valued: &["-s", "-k", "--signal", "--kill-after"],
         queries: &[],
         operand: true,
     },
-    wrapper("stdbuf", &["-i", "-o", "-e"]),
-    wrapper("setsid", &[]),
     wrapper("unbuffer", &[]),
-    wrapper("chrt", &[]),
-    Wrapper { name: "taskset", valued: &[], queries: &[], operand: true },
-    Wrapper { name: "flock", valued: &["-w", "-E", "--timeout"], queries: &[], operand: true },
+    wrapper("uvx", &["--from", "--with", "--python", "-p"]),
+    wrapper("watch", &["-n", "-d", "--interval", "-c"]),
     wrapper(
         "xargs",
         &[
@@ -744,22 +879,41 @@ const WRAPPERS: &[Wrapper] = &[
             "--eof",
         ],
     ),
-    wrapper("watch", &["-n", "-d", "--interval", "-c"]),
-    wrapper("strace", &["-o", "-e", "-p", "-s"]),
-    wrapper("ltrace", &["-o", "-e", "-p", "-s"]),
-    wrapper("caffeinate", &["-t", "-w"]),
-    wrapper("busybox", &[]),
-    wrapper("npx", &["-p", "--package", "--node-options", "--registry"]),
-    wrapper("pnpx", &["-p", "--package"]),
-    wrapper("bunx", &["-p", "--package"]),
-    wrapper("uvx", &["--from", "--with", "--python", "-p"]),
-    wrapper("run0", &["-u", "--user"]),
-    wrapper("pkexec", &["--user"]),
 ];
+
+/// For each length up to 16, the first and the last bytes of the wrappers' names of that length
+/// (bit `b % 64` of each): most programs are told from wrappers without a search.
+const WRAPPER_ENDS: [(u64, u64); 17] = {
+    let mut ends = [(0u64, 0u64); 17];
+    let mut i = 0;
+    while i < WRAPPERS.len() {
+        let name = WRAPPERS[i].name.as_bytes();
+        ends[name.len()].0 |= 1 << (name[0] % 64);
+        ends[name.len()].1 |= 1 << (name[name.len() - 1] % 64);
+        i += 1;
+    }
+    ends
+};
+
+/// Whether `name` (lowercase) may be a wrapper's.
+fn may_wrap(name: &str) -> bool {
+    let (Some(&first), Some(&last)) = (name.as_bytes().first(), name.as_bytes().last()) else {
+        return false;
+    };
+    WRAPPER_ENDS.get(name.len()).is_some_and(|(starts, ends)| {
+        starts & (1 << (first % 64)) != 0 && ends & (1 << (last % 64)) != 0
+    })
+}
 
 /// `word` in ASCII lowercase, in `buffer`; empty when it is longer than the buffer (no program
 /// these lists name is).
-pub(crate) fn lowercase<'b>(word: &str, buffer: &'b mut [u8; 16]) -> &'b str {
+pub(crate) fn lowercase<'b>(word: &'b str, buffer: &'b mut [u8; 16]) -> &'b str {
+    if word.len() > buffer.len() {
+        return "";
+    }
+    if !word.bytes().any(|b| b.is_ascii_uppercase()) {
+        return word;
+    }
     let Some(lower) = buffer.get_mut(..word.len()) else { return "" };
     lower.copy_from_slice(word.as_bytes());
     lower.make_ascii_lowercase();
@@ -767,16 +921,37 @@ pub(crate) fn lowercase<'b>(word: &str, buffer: &'b mut [u8; 16]) -> &'b str {
 }
 
 fn basename(word: &str) -> &str {
-    word.rsplit(['/', '\\']).next().unwrap_or(word)
+    match word.bytes().rposition(|b| b == b'/' || b == b'\\') {
+        Some(at) => &word[at + 1..],
+        None => word,
+    }
 }
 
 /// `NAME=value` (a variable assignment before a command).
 fn is_assignment(word: &str) -> bool {
-    let Some((name, _)) = word.split_once('=') else { return false };
-    let name = name.strip_suffix('+').unwrap_or(name);
-    let mut bytes = name.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    let bytes = word.as_bytes();
+    if !bytes.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+        return false;
+    }
+    let name = bytes.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    matches!(&bytes[name..], [b'=', ..] | [b'+', b'=', ..])
+}
+
+/// Bytes that end a plain run of a word: blanks, operators, quotes, escapes, expansions.
+const SPECIAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let special = b" \t\r\n;|&<>()`\\'\"$";
+    while i < special.len() {
+        table[special[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// Bytes of the text as a string: cut at ASCII bytes, they are whole characters and borrowed.
+fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
 }
 
 /// A heredoc whose body comes after the current line.
@@ -789,6 +964,8 @@ struct Pending {
 /// Reads one level of a command line; a nested level (a subshell, `$(…)`) is read by a lexer
 /// of its own over the same bytes, so that every word is built whole before it is stored.
 struct Lexer<'s, 'p> {
+    /// The text, and its bytes.
+    t: &'s str,
     s: &'s [u8],
     i: usize,
     dialect: Dialect,
@@ -799,8 +976,8 @@ struct Lexer<'s, 'p> {
     /// The command being read, its words so far and the files it writes to (ranges of
     /// `parsed.text`).
     current: Option<usize>,
-    words: Vec<Range<usize>>,
-    writes: Vec<Range<usize>>,
+    words: Vec<Span>,
+    writes: Vec<Span>,
     /// The word being read.
     word: String,
     /// Heredocs opened on the current line.
@@ -809,14 +986,15 @@ struct Lexer<'s, 'p> {
 
 impl<'s> Lexer<'s, '_> {
     fn new<'p>(
-        s: &'s [u8],
+        t: &'s str,
         i: usize,
         dialect: Dialect,
         depth: u8,
         parsed: &'p mut Parsed,
     ) -> Lexer<'s, 'p> {
         Lexer {
-            s,
+            t,
+            s: t.as_bytes(),
             i,
             dialect,
             depth,
@@ -900,6 +1078,9 @@ impl<'s> Lexer<'s, '_> {
                         self.i = j;
                         continue;
                     }
+                    if self.plain_word() {
+                        continue;
+                    }
                     if self.read_word() {
                         let word = self.store_word();
                         self.words.push(word);
@@ -917,11 +1098,11 @@ impl<'s> Lexer<'s, '_> {
         if self.current.is_none() {
             let at = self.parsed.words.len();
             self.parsed.commands.push(Raw {
-                words: at..at,
-                writes: at..at,
-                program: at,
+                words: Span::new(at..at),
+                writes: Span::new(at..at),
+                program: index(at),
                 stdin: None,
-                piped_from: self.pipe.take(),
+                piped_from: self.pipe.take().map(index),
                 depth: self.depth,
                 settled: false,
             });
@@ -937,23 +1118,23 @@ impl<'s> Lexer<'s, '_> {
         let middle = self.parsed.words.len();
         self.parsed.words.append(&mut self.writes);
         let raw = &mut self.parsed.commands[at];
-        raw.words = start..middle;
-        raw.writes = middle..self.parsed.words.len();
-        raw.program = start;
+        raw.words = Span::new(start..middle);
+        raw.writes = Span::new(middle..self.parsed.words.len());
+        raw.program = index(start);
     }
 
     /// Moves the word just read into `parsed.text`; returns its range there.
-    fn store_word(&mut self) -> Range<usize> {
+    fn store_word(&mut self) -> Span {
         let start = self.parsed.text.len();
         self.parsed.text.push_str(&self.word);
-        start..self.parsed.text.len()
+        Span::new(start..self.parsed.text.len())
     }
 
     /// Reads a nested list (a subshell, `$(…)`, `<(…)`) up to its `)`; past [`MAX_DEPTH`],
     /// skips it, balancing parentheses.
     fn nested(&mut self) {
         if self.depth + 1 < MAX_DEPTH {
-            let mut inner = Lexer::new(self.s, self.i, self.dialect, self.depth + 1, self.parsed);
+            let mut inner = Lexer::new(self.t, self.i, self.dialect, self.depth + 1, self.parsed);
             inner.list(true);
             self.i = inner.i;
         } else {
@@ -1042,9 +1223,9 @@ impl<'s> Lexer<'s, '_> {
         }
     }
 
-    fn set_stdin(&mut self, at: usize, word: Range<usize>) {
+    fn set_stdin(&mut self, at: usize, word: Span) {
         self.parsed.words.push(word);
-        self.parsed.commands[at].stdin = Some(self.parsed.words.len() - 1);
+        self.parsed.commands[at].stdin = Some(index(self.parsed.words.len() - 1));
     }
 
     fn blanks(&mut self) {
@@ -1070,11 +1251,11 @@ impl<'s> Lexer<'s, '_> {
                 if line == pending.delimiter.as_bytes() {
                     break;
                 }
-                self.parsed.text.push_str(&String::from_utf8_lossy(line));
+                self.parsed.text.push_str(&lossy(line));
                 self.parsed.text.push('\n');
             }
             let word = start..self.parsed.text.len();
-            self.set_stdin(pending.command, word);
+            self.set_stdin(pending.command, Span::new(word));
         }
     }
 
@@ -1118,40 +1299,51 @@ impl<'s> Lexer<'s, '_> {
         seen
     }
 
+    /// A word of bytes that mean nothing to the shell (most words are), stored at once: `false`
+    /// when the word here is not one.
+    fn plain_word(&mut self) -> bool {
+        let len = self.run(|b| SPECIAL[usize::from(b)]);
+        let ends = self.s.get(self.i + len).is_none_or(|&b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')'
+            )
+        });
+        let Some(word) = self.t.get(self.i..self.i + len).filter(|_| len > 0 && ends) else {
+            return false;
+        };
+        let start = self.parsed.text.len();
+        self.parsed.text.push_str(word);
+        self.words.push(Span::new(start..self.parsed.text.len()));
+        self.i += len;
+        true
+    }
+
     /// Copies a run of bytes that mean nothing to the shell, at once.
     fn plain(&mut self) {
-        let rest = &self.s[self.i..];
-        let len = rest
-            .iter()
-            .position(|&b| {
-                matches!(
-                    b,
-                    b' ' | b'\t'
-                        | b'\r'
-                        | b'\n'
-                        | b';'
-                        | b'|'
-                        | b'&'
-                        | b'<'
-                        | b'>'
-                        | b'('
-                        | b')'
-                        | b'`'
-                        | b'\\'
-                        | b'\''
-                        | b'"'
-                        | b'$'
-                )
-            })
-            .unwrap_or(rest.len());
-        // The run ends before an ASCII byte or at the end, so it is whole characters.
-        match std::str::from_utf8(&rest[..len]) {
-            Ok(run) if len > 0 => {
-                self.word.push_str(run);
-                self.i += len;
-            }
-            _ => self.char(),
+        let len = self.run(|b| SPECIAL[usize::from(b)]);
+        if len > 0 {
+            self.copy(len);
+        } else {
+            self.char();
         }
+    }
+
+    /// The length of the run of bytes from here that `ends` does not end (it ends only at
+    /// ASCII bytes, so the run is whole characters).
+    fn run(&self, ends: impl Fn(u8) -> bool) -> usize {
+        let rest = &self.s[self.i..];
+        rest.iter().position(|&b| ends(b)).unwrap_or(rest.len())
+    }
+
+    /// Copies the next `len` bytes into the word, and moves past them.
+    fn copy(&mut self, len: usize) {
+        let end = (self.i + len).min(self.s.len());
+        match self.t.get(self.i..end) {
+            Some(run) => self.word.push_str(run),
+            None => self.word.push_str(&lossy(&self.s[self.i..end])),
+        }
+        self.i = end;
     }
 
     /// Copies one character (a whole UTF-8 sequence) into the word.
@@ -1164,17 +1356,14 @@ impl<'s> Lexer<'s, '_> {
             Some(_) => 2,
             None => return,
         };
-        let len = len.min(rest.len());
-        self.word.push_str(&String::from_utf8_lossy(&rest[..len]));
-        self.i += len;
+        self.copy(len);
     }
 
     fn single_quoted(&mut self) {
         loop {
-            let rest = &self.s[self.i..];
-            let len = rest.iter().position(|&b| b == b'\'').unwrap_or(rest.len());
-            self.word.push_str(&String::from_utf8_lossy(&rest[..len]));
-            self.i += (len + 1).min(rest.len());
+            let len = self.run(|b| b == b'\'');
+            self.copy(len);
+            self.i = (self.i + 1).min(self.s.len());
             // PowerShell doubles a quote inside single quotes.
             if self.dialect == Dialect::PowerShell && self.peek(0) == Some(b'\'') {
                 self.word.push('\'');
@@ -1204,7 +1393,10 @@ impl<'s> Lexer<'s, '_> {
                 }
                 b'`' if self.dialect == Dialect::Posix => self.backticks(),
                 b'$' => self.dollar(),
-                _ => self.char(),
+                _ => {
+                    let len = self.run(|b| matches!(b, b'"' | b'`' | b'$') || b == escape);
+                    self.copy(len.max(1));
+                }
             }
         }
     }
@@ -1216,13 +1408,11 @@ impl<'s> Lexer<'s, '_> {
                 let begin = self.i;
                 self.i += 2;
                 self.nested();
-                self.word.push_str(&String::from_utf8_lossy(&self.s[begin..self.i]));
+                self.word.push_str(&lossy(&self.s[begin..self.i]));
             }
             Some(b'{') => {
-                let rest = &self.s[self.i..];
-                let len = rest.iter().position(|&b| b == b'}').map_or(rest.len(), |p| p + 1);
-                self.word.push_str(&String::from_utf8_lossy(&rest[..len]));
-                self.i += len;
+                let len = self.run(|b| b == b'}');
+                self.copy(len + 1);
             }
             Some(b'\'') if self.dialect == Dialect::Posix => {
                 self.i += 2;
@@ -1300,7 +1490,7 @@ impl<'s> Lexer<'s, '_> {
                 _ => inner.push(b),
             }
         }
-        self.word.push_str(&String::from_utf8_lossy(&self.s[begin..self.i]));
+        self.word.push_str(&lossy(&self.s[begin..self.i]));
         if self.depth + 1 < MAX_DEPTH {
             let inner = String::from_utf8_lossy(&inner);
             read(self.parsed, &inner, self.dialect, self.depth + 1);
@@ -1618,6 +1808,14 @@ mod tests {
             }
             let _ = parse(text, Dialect::PowerShell);
         }
+    }
+
+    #[test]
+    fn the_wrappers_are_sorted_for_their_binary_search() {
+        assert!(WRAPPERS.windows(2).all(|w| w[0].name < w[1].name));
+        assert!(
+            WRAPPERS.iter().all(|w| w.name.len() <= 16 && !w.name.contains(char::is_uppercase))
+        );
     }
 
     #[test]

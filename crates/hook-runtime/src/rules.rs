@@ -439,8 +439,8 @@ impl std::fmt::Display for Unusable {
 }
 
 /// Reads the artifact at `path` and checks its header and its CRC, over the whole file, before
-/// anything in it is used (a large one that the compiler's stamp vouches for is mapped and not
-/// checked again: `artifact::load`), then that `hookpack compile` wrote it there (its stamp).
+/// anything in it is used (unless the compiler's stamp vouches for it: then it is what the
+/// compiler checked, `artifact::load`), then that `hookpack compile` wrote it there (its stamp).
 /// A copy that does not hold is read once more: the compiler replaces the file by a rename, but
 /// another program (`cp`) may be rewriting it in place.
 ///

@@ -1,16 +1,19 @@
-//! Getting an artifact's bytes into the hook: copied when small, mapped when large and vouched
-//! for by the compiler's stamp.
+//! Getting an artifact's bytes into the hook: copied when small, mapped when large, and checked
+//! by their CRC unless the compiler's stamp vouches for them.
 //!
-//! Copying is immune to the file changing underneath (a torn copy fails the CRC), but costs
-//! about 0.7 ms per MB in a fresh process (the pages of the new buffer are faulted in); the CRC
-//! costs about 0.17 ms per MB over a map. Artifacts up to [`COPY_LIMIT`] (the builtin packs
-//! compile to about 220 KiB) are therefore copied and checked on every run. Larger ones are
-//! mapped, without the CRC, when the stamp `hookpack compile` wrote beside them still matches
-//! the file: its device, inode, length, modification and change times. The change time is set
-//! by the kernel on every write, and nothing a user runs can set it back, so an edit that keeps
-//! the length and the modification time still voids the stamp, and a repository cannot commit a
-//! stamp for a checkout it has not seen. A large artifact without a valid stamp is copied and
-//! checked, as a small one.
+//! The stamp `hookpack compile` writes beside an artifact records the file's device, inode,
+//! length, modification and change times. The change time is set by the kernel on every write,
+//! and nothing a user runs can set it back, so an edit that keeps the length and the
+//! modification time still voids the stamp, and a repository cannot commit a stamp for a
+//! checkout it has not seen.
+//!
+//! Copying is immune to the file changing underneath, but costs about 0.7 ms per MB in a fresh
+//! process (the pages of the new buffer are faulted in). Artifacts up to [`COPY_LIMIT`] (the
+//! builtin packs compile to about 220 KiB) are copied; when the stamp matches the file both
+//! before and after the copy, nothing wrote it meanwhile and the CRC is not computed (it costs
+//! as much as the copy, and the first CRC of a process probes the CPU, which a virtual machine
+//! makes slow). Larger artifacts are mapped, without the CRC, when the stamp matches. An
+//! artifact without a valid stamp is copied and checked.
 //!
 //! The stamp also tells whether `hookpack compile` wrote the file here at all ([`Loaded::stamped`]):
 //! an artifact committed to a repository, or copied from elsewhere, has no stamp that matches
@@ -32,7 +35,7 @@ use crate::bounded::{AlignedBytes, open_regular, read_aligned};
 use super::format::header;
 use super::reader::word;
 
-/// Artifacts up to this size are copied and checked on every run.
+/// Artifacts up to this size are copied (and checked unless the stamp vouches for them).
 pub const COPY_LIMIT: u64 = 256 << 10;
 
 /// The largest artifact a hook reads. The compiler's budget for automata keeps artifacts far
@@ -66,7 +69,8 @@ impl ArtifactBytes {
 pub struct Loaded {
     /// Its bytes.
     pub bytes: ArtifactBytes,
-    /// Whether the compiler's stamp vouches for them, so that the CRC need not be checked.
+    /// Whether the compiler's stamp vouches for them (it matched the file before and after they
+    /// were read), so that the CRC need not be checked.
     pub vouched: bool,
     /// Whether the stamp beside the file matches it and the CRC its header holds: the file is
     /// the one `hookpack compile` wrote there, untouched since.
@@ -74,14 +78,16 @@ pub struct Loaded {
 }
 
 /// Reads the artifact at `path` (a regular file of at most [`MAX_ARTIFACT_BYTES`]): mapped when
-/// larger than [`COPY_LIMIT`] and vouched for by its stamp, copied otherwise.
+/// larger than [`COPY_LIMIT`] and vouched for by its stamp, copied otherwise (and vouched for
+/// when the stamp matches the file before and after the copy).
 ///
 /// # Errors
 ///
 /// When it cannot be opened or read, is not a regular file, or is too large.
 pub fn load(path: &Path) -> io::Result<Loaded> {
-    let (file, metadata) = open_regular(path)?;
-    let stamped_crc = read_stamp(path).filter(|s| s.matches(&metadata)).map(|s| s.crc);
+    let (mut file, metadata) = open_regular(path)?;
+    let stamp = read_stamp(path).filter(|s| s.matches(&metadata));
+    let stamped_crc = stamp.map(|s| s.crc);
     // The stamp names the CRC the header holds: a stamp for other bytes vouches nothing.
     let holds = |bytes: &[u8]| {
         let crc = bytes.get(header::CRC..).and_then(|b| word(b, 0).ok());
@@ -96,9 +102,12 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
             return Ok(Loaded { bytes: ArtifactBytes::Mapped(map), vouched: true, stamped: true });
         }
     }
-    let bytes = read_aligned(file, &metadata, path, MAX_ARTIFACT_BYTES)?;
+    let bytes = read_aligned(&mut file, &metadata, path, MAX_ARTIFACT_BYTES)?;
     let stamped = holds(bytes.as_slice());
-    Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched: false, stamped })
+    // The stamp still matching the file after the copy: nothing wrote it meanwhile (any write
+    // moves the change time), so the copy is what the compiler wrote and vouched for.
+    let vouched = stamped && stamp.is_some_and(|s| file.metadata().is_ok_and(|m| s.matches(&m)));
+    Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched, stamped })
 }
 
 /// `rules.hpk` → `rules.hpk.ok`: where the compiler writes the artifact's stamp.

@@ -444,6 +444,29 @@ fn a_large_artifact_is_vouched_for_by_its_stamp_until_anything_writes_it() {
 }
 
 #[test]
+fn a_small_artifact_is_vouched_for_while_nothing_writes_it() {
+    let dir = project("small-artifact", &[(".claude/hookpack/packs/guard.toml", GUARD)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let path = dir.join(".claude/hookpack/compiled/rules.hpk");
+    assert!(std::fs::metadata(&path).unwrap().len() <= hook_engine::artifact::COPY_LIMIT);
+    // Copied, without the CRC: the stamp matched the file before and after the copy.
+    let loaded = hook_engine::artifact::load(&path).unwrap();
+    assert!(loaded.vouched && loaded.stamped);
+
+    // Damaged in place, the length and the modification time kept: the CRC finds it.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
+    assert!(!hook_engine::artifact::load(&path).unwrap().vouched);
+    let (_, _, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert!(stderr.contains("artifact is corrupt"), "{stderr}");
+}
+
+#[test]
 fn explain_writes_nothing() {
     let counting = format!(
         "{GUARD}\n[[rule]]\nid = \"every\"\non = \"UserPromptSubmit\"\nevery = 2\ncontext = \"x\"\n"
