@@ -223,9 +223,15 @@ impl<'c> Run<'c> {
         self.command.arg(*read.operands.get(k)?)
     }
 
-    /// Its first operand: what a subcommand's first word is compared with.
+    /// Its first operand: what a subcommand's first word is compared with (found without
+    /// reading the rest of its arguments).
     pub fn first_operand(&self) -> Option<&'c str> {
-        self.operand(self.read(), 0)
+        if let Some(read) = self.reading.0.get() {
+            return self.operand(read, 0);
+        }
+        let valued = valued_options(self.name);
+        let at = Operands::new(self.command.args().enumerate(), valued, self.name).next()?;
+        self.command.arg(at)
     }
 
     /// The command.
@@ -559,6 +565,26 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::shell::{Dialect, parse};
+
+    #[test]
+    fn a_first_operand_is_found_past_options_whether_or_not_the_arguments_were_read() {
+        for (text, first) in [
+            ("git -C dir --no-pager push origin", Some("push")),
+            ("kubectl -n prod delete ns x", Some("delete")),
+            ("cargo +nightly publish", Some("publish")),
+            ("git -- -x", Some("-x")),
+            ("git --version", None),
+        ] {
+            let parsed = parse(text, Dialect::Posix);
+            let command = parsed.commands().next().unwrap();
+            let name = command.name();
+            let reading = Reading::default();
+            let run = Run::new(command, name, &reading);
+            assert_eq!(run.first_operand(), first, "{text}");
+            run.read();
+            assert_eq!(run.first_operand(), first, "{text}, read");
+        }
+    }
 
     fn pattern(
         program: &[&str],
