@@ -7,23 +7,24 @@
 //! modification time still voids the stamp, and a repository cannot commit a stamp for a
 //! checkout it has not seen.
 //!
-//! Copying is immune to the file changing underneath, but costs about 0.7 ms per MB in a fresh
-//! process (the pages of the new buffer are faulted in). Artifacts up to [`COPY_LIMIT`] (the
-//! builtin packs compile to about 220 KiB) are copied; when the stamp matches the file both
-//! before and after the copy, nothing wrote it meanwhile and the CRC is not computed (it costs
-//! as much as the copy, and the first CRC of a process probes the CPU, which a virtual machine
-//! makes slow). Larger artifacts are mapped, without the CRC, when the stamp matches. An
+//! A stamped artifact is mapped, without the CRC: a hook then touches only the pages it reads
+//! (a copy faults in every page of a fresh buffer, about 0.7 ms per MB; the CRC reads them all,
+//! and the first CRC of a process probes the CPU, which a virtual machine makes slow). A mapped
+//! file truncated underneath raises `SIGBUS`; the compiler never rewrites an artifact in place
+//! (it renames a new file over it), but another program may (`cp new rules.hpk`). So on Linux
+//! the hook first takes a read lease on the file (`F_SETLEASE`): whoever opens it for writing,
+//! or truncates it, then waits until the hook has exited (the kernel's notice of the wait goes
+//! to `SIGURG`, which is ignored). Without a lease (another OS, a file system without leases,
+//! the file open for writing right now), an artifact up to [`COPY_LIMIT`] (the builtin packs
+//! compile to about 220 KiB) is copied instead, and its CRC skipped only when the stamp matches
+//! the file both before and after the copy; a larger one is still mapped, which leaves a
+//! rewrite in place within the milliseconds a hook runs as the one way to a `SIGBUS`. An
 //! artifact without a valid stamp is copied and checked.
 //!
 //! The stamp also tells whether `hookpack compile` wrote the file here at all ([`Loaded::stamped`]):
 //! an artifact committed to a repository, or copied from elsewhere, has no stamp that matches
 //! it, and hooks refuse it (it may have been compiled without the user's own packs, their
 //! guards included).
-//!
-//! A mapped file truncated while a hook reads it raises `SIGBUS`. The compiler never rewrites
-//! an artifact in place (it renames a new file over it), so only another program rewriting a
-//! large artifact in place, within the milliseconds a hook runs, can do that; a rewrite voids
-//! the stamp, so the hooks after it copy.
 
 use std::fs::Metadata;
 use std::io;
@@ -50,8 +51,9 @@ const MAX_STAMP_BYTES: u64 = 256;
 pub enum ArtifactBytes {
     /// Copied into memory.
     Copied(AlignedBytes),
-    /// Mapped read-only (page-aligned, so 8-byte aligned as the DFAs need).
-    Mapped(memmap2::Mmap),
+    /// Mapped read-only (page-aligned, so 8-byte aligned as the DFAs need), with the file
+    /// (holding its lease, when it has one, while the map is used).
+    Mapped(memmap2::Mmap, std::fs::File),
 }
 
 impl ArtifactBytes {
@@ -59,7 +61,7 @@ impl ArtifactBytes {
     pub fn as_slice(&self) -> &[u8] {
         match self {
             ArtifactBytes::Copied(bytes) => bytes.as_slice(),
-            ArtifactBytes::Mapped(map) => map,
+            ArtifactBytes::Mapped(map, _) => map,
         }
     }
 }
@@ -86,6 +88,9 @@ pub struct Loaded {
 /// When it cannot be opened or read, is not a regular file, or is too large.
 pub fn load(path: &Path) -> io::Result<Loaded> {
     let (mut file, metadata) = open_regular(path)?;
+    // Leased first, then described: a write before the lease shows in the change time.
+    let leased = lease(&file);
+    let metadata = if leased { file.metadata()? } else { metadata };
     let stamp = read_stamp(path).filter(|s| s.matches(&metadata));
     let stamped_crc = stamp.map(|s| s.crc);
     // The stamp names the CRC the header holds: a stamp for other bytes vouches nothing.
@@ -93,13 +98,14 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
         let crc = bytes.get(header::CRC..).and_then(|b| word(b, 0).ok());
         bytes.len() as u64 == metadata.len() && crc.is_some() && crc == stamped_crc
     };
-    if metadata.len() > COPY_LIMIT && stamped_crc.is_some() {
+    if (leased || metadata.len() > COPY_LIMIT) && stamped_crc.is_some() {
         // SAFETY: mapped read-only; see the module's notes on files changed underneath.
         #[allow(unsafe_code)]
         if let Ok(map) = unsafe { memmap2::Mmap::map(&file) }
             && holds(&map)
         {
-            return Ok(Loaded { bytes: ArtifactBytes::Mapped(map), vouched: true, stamped: true });
+            let bytes = ArtifactBytes::Mapped(map, file);
+            return Ok(Loaded { bytes, vouched: true, stamped: true });
         }
     }
     let bytes = read_aligned(&mut file, &metadata, path, MAX_ARTIFACT_BYTES)?;
@@ -108,6 +114,32 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
     // moves the change time), so the copy is what the compiler wrote and vouched for.
     let vouched = stamped && stamp.is_some_and(|s| file.metadata().is_ok_and(|m| s.matches(&m)));
     Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched, stamped })
+}
+
+/// Takes a read lease on `file` (opened read-only): until it is closed, whoever opens the file
+/// for writing or truncates it waits (up to the system's lease-break time, 45 s by default).
+/// The kernel announces such a wait with a signal: `SIGURG` here, whose default is to be
+/// ignored (a signal ignored or left at its default stays so across `exec`). `false` where
+/// leases are not to be had: the file is open for writing, the file system has none, the
+/// caller does not own the file, another OS.
+#[cfg(target_os = "linux")]
+fn lease(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd as _;
+    /// `fcntl`'s command choosing the signal of a descriptor's notices (`<fcntl.h>`; the
+    /// `libc` crate leaves it out). The same on every Linux architecture.
+    const F_SETSIG: libc::c_int = 10;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fcntl` on a descriptor this function borrows; neither call touches memory.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::fcntl(fd, F_SETSIG, libc::SIGURG) == 0
+            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lease(_: &std::fs::File) -> bool {
+    false
 }
 
 /// `rules.hpk` → `rules.hpk.ok`: where the compiler writes the artifact's stamp.
@@ -187,6 +219,37 @@ mod tests {
     use std::fs::File;
 
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_leased_file_is_rewritten_only_after_the_lease_is_let_go() {
+        let dir = std::env::temp_dir().join(format!("hookpack-lease-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let file = File::open(&path).unwrap();
+        if !lease(&file) {
+            eprintln!("no lease on this file system: nothing to check");
+            return;
+        }
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let start = std::time::Instant::now();
+                // `cp` opens with `O_TRUNC`: it waits for the lease.
+                std::fs::write(&path, b"9876543210").unwrap();
+                start.elapsed()
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(std::fs::read(&path).unwrap(), b"0123456789", "not rewritten yet");
+        drop(file);
+        let waited = writer.join().unwrap();
+        assert!(waited >= std::time::Duration::from_millis(250), "{waited:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"9876543210");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn a_stamp_round_trips_and_is_voided_by_any_write() {
