@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
+use std::ops::Range;
 use std::path::Path;
 
 use hook_model::EventKind;
@@ -440,6 +441,9 @@ impl Settings {
 #[derive(Debug)]
 pub struct Engine<'a> {
     artifact: Artifact<'a>,
+    /// The strings section, checked to be UTF-8 once, when a string is first read: each string
+    /// is then a slice of it (`None` when it is not UTF-8).
+    strings: OnceCell<Option<&'a str>>,
     keywords: Keywords<'a>,
     globs: Matchers<'a>,
     regexes: Matchers<'a>,
@@ -456,6 +460,7 @@ impl<'a> Engine<'a> {
             keywords: Keywords::new(artifact.section(Section::Keywords))?,
             globs: Matchers::new(artifact.section(Section::Globs))?,
             regexes: Matchers::new(artifact.section(Section::Regexes))?,
+            strings: OnceCell::new(),
             artifact,
         })
     }
@@ -847,7 +852,20 @@ impl<'a> Engine<'a> {
     /// named, so a crafted artifact can name a long one many times).
     fn str(&self, effort: &Effort, r: StrRef) -> Result<&'a str, ArtifactError> {
         effort.read(r.len as usize)?;
-        self.artifact.str(r)
+        let strings = self.strings.get_or_init(|| {
+            let section = self.artifact.section(Section::Strings);
+            effort.scan(section.len()).ok()?;
+            std::str::from_utf8(section).ok()
+        });
+        match strings {
+            // A string cut inside a character is malformed as in `Artifact::str`.
+            Some(strings) => {
+                let end = (r.offset as usize).checked_add(r.len as usize);
+                let range = r.offset as usize..end.unwrap_or(usize::MAX);
+                strings.get(range).ok_or(ArtifactError::Malformed("string reference"))
+            }
+            None => self.artifact.str(r),
+        }
     }
 
     /// The matchers list `r` names, each once: a rule runs each automaton at most once per
@@ -1098,7 +1116,7 @@ impl<'a> Engine<'a> {
         r: &Words<'a>,
         parsed: &[Text],
         scan: &Scan,
-    ) -> Result<Vec<Pattern<&'a str>>, ArtifactError> {
+    ) -> Result<Vec<(Pattern<&'a str>, Range<usize>)>, ArtifactError> {
         let field = field_key_of(r.str_ref(rule::FIELD_S));
         let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
         let entries = list.len() / 3;
@@ -1109,7 +1127,7 @@ impl<'a> Engine<'a> {
             return Err(ArtifactError::Malformed("command pattern"));
         }
         let mut charge = |units: usize| effort.spend(units as u64);
-        let mut patterns: Vec<Pattern<&'a str>> = Vec::new();
+        let mut patterns = Vec::new();
         let mut start = 1;
         while start <= entries {
             let end = (start..entries).find(|&i| entry(i).0 == command::NEXT).unwrap_or(entries);
@@ -1147,22 +1165,43 @@ impl<'a> Engine<'a> {
             if !runs {
                 continue;
             }
+            // Its program and subcommand: enough to find the commands it may match. The rest
+            // is read when there are some (`complete_pattern`).
             let mut candidate = Pattern::default();
-            for (kind, text) in pattern.map(entry) {
-                let text = self.str(effort, text)?;
+            for (kind, text) in pattern.clone().map(entry) {
                 match kind {
-                    command::PROGRAM => candidate.program.push(text),
-                    command::SUBCOMMAND => candidate.subcommand.push(text),
-                    command::FLAG => candidate.flags.push(text),
-                    command::ARG => candidate.args.push(text),
-                    command::WRITE => candidate.writes.push(text),
-                    command::PIPED_FROM => candidate.piped_from.push(text),
+                    command::PROGRAM => candidate.program.push(self.str(effort, text)?),
+                    command::SUBCOMMAND => candidate.subcommand.push(self.str(effort, text)?),
+                    command::FLAG | command::ARG | command::WRITE | command::PIPED_FROM => {}
                     _ => return Err(ArtifactError::Malformed("command pattern")),
                 }
             }
-            patterns.push(candidate);
+            patterns.push((candidate, pattern));
         }
         Ok(patterns)
+    }
+
+    /// Reads the rest of a `command` pattern (its flags, args, writes and pipes) from the
+    /// entries `range` of rule `r`'s list.
+    fn complete_pattern(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        pattern: &mut Pattern<&'a str>,
+        range: Range<usize>,
+    ) -> Result<(), ArtifactError> {
+        let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
+        for i in range {
+            let text = StrRef { offset: list.get(3 * i + 1), len: list.get(3 * i + 2) };
+            match list.get(3 * i) {
+                command::FLAG => pattern.flags.push(self.str(effort, text)?),
+                command::ARG => pattern.args.push(self.str(effort, text)?),
+                command::WRITE => pattern.writes.push(self.str(effort, text)?),
+                command::PIPED_FROM => pattern.piped_from.push(self.str(effort, text)?),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// The commands the texts rule `r` reads run, read once per text and event.
@@ -1221,10 +1260,12 @@ impl<'a> Engine<'a> {
             return Ok(CommandMatch::NoCondition);
         }
         let parsed = self.commands(effort, r, facts, scan)?;
-        let patterns = self.command_patterns(effort, r, &parsed, scan)?;
+        let mut patterns = self.command_patterns(effort, r, &parsed, scan)?;
         if patterns.is_empty() {
             return Ok(CommandMatch::Missed);
         }
+        // Which patterns have been read whole.
+        let mut complete = vec![false; patterns.len()];
         let mut charge = |units: usize| effort.spend(units as u64);
         // The programs a text runs are few, its commands may be thousands: each pattern is
         // tried on the commands of the names its `program` matches, and a pattern whose
@@ -1233,9 +1274,9 @@ impl<'a> Engine<'a> {
         for text in parsed.iter() {
             for (n, (name, indices)) in text.parsed.by_name().enumerate() {
                 let mut wanted = Vec::new();
-                for pattern in &patterns {
+                for (p, (pattern, _)) in patterns.iter().enumerate() {
                     if pattern.runs(name, &mut charge)? {
-                        wanted.push(pattern);
+                        wanted.push(p);
                     }
                 }
                 if wanted.is_empty() {
@@ -1244,14 +1285,20 @@ impl<'a> Engine<'a> {
                 let run = |k: usize| indices.get(k).and_then(|&i| text.run(i, name));
                 let mut first = None;
                 let mut earliest = indices.len();
-                for pattern in wanted {
-                    let mut matches = |k: usize| match run(k) {
-                        Some(run) => pattern.matches_run(&run, &mut charge),
-                        None => Ok(false),
+                for p in wanted {
+                    let mut whole = |patterns: &mut Vec<(Pattern<&'a str>, Range<usize>)>| {
+                        if !std::mem::replace(&mut complete[p], true) {
+                            let (pattern, range) = &mut patterns[p];
+                            self.complete_pattern(effort, r, pattern, range.clone())?;
+                        }
+                        Ok::<_, ArtifactError>(())
                     };
-                    let Some(words) = pattern.first_words() else {
+                    let Some(words) = patterns[p].0.first_words() else {
+                        whole(&mut patterns)?;
+                        let pattern = &patterns[p].0;
                         for k in 0..earliest {
-                            if matches(k)? {
+                            let Some(run) = run(k) else { continue };
+                            if pattern.matches_run(&run, &mut charge)? {
                                 earliest = k;
                                 break;
                             }
@@ -1272,8 +1319,15 @@ impl<'a> Engine<'a> {
                         candidates.extend(listed.into_iter().flatten().copied());
                     }
                     candidates.sort_unstable();
-                    for k in candidates.into_iter().take_while(|&k| k < earliest) {
-                        if matches(k)? {
+                    candidates.retain(|&k| k < earliest);
+                    if candidates.is_empty() {
+                        continue;
+                    }
+                    whole(&mut patterns)?;
+                    let pattern = &patterns[p].0;
+                    for k in candidates {
+                        let Some(run) = run(k) else { continue };
+                        if pattern.matches_run(&run, &mut charge)? {
                             earliest = k;
                             break;
                         }
