@@ -320,6 +320,10 @@ pub struct Scan {
 /// What the texts of one field run, read once per event.
 type Commands = std::rc::Rc<Vec<Text>>;
 
+/// A rule's `command` patterns whose programs the text runs, each with its program and
+/// subcommand read, and the entries of its rule's list that hold the rest.
+type Patterns<'a> = Vec<(Pattern<&'a str>, Range<usize>)>;
+
 /// The commands a text runs, with what patterns have read of each (`command::Reading`) and,
 /// for each program ([`shell::Parsed::by_name`]), its commands by their first operand.
 #[derive(Debug)]
@@ -1116,7 +1120,7 @@ impl<'a> Engine<'a> {
         r: &Words<'a>,
         parsed: &[Text],
         scan: &Scan,
-    ) -> Result<Vec<(Pattern<&'a str>, Range<usize>)>, ArtifactError> {
+    ) -> Result<Patterns<'a>, ArtifactError> {
         let field = field_key_of(r.str_ref(rule::FIELD_S));
         let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
         let entries = list.len() / 3;
@@ -1286,7 +1290,7 @@ impl<'a> Engine<'a> {
                 let mut first = None;
                 let mut earliest = indices.len();
                 for p in wanted {
-                    let mut whole = |patterns: &mut Vec<(Pattern<&'a str>, Range<usize>)>| {
+                    let mut whole = |patterns: &mut Patterns<'a>| {
                         if !std::mem::replace(&mut complete[p], true) {
                             let (pattern, range) = &mut patterns[p];
                             self.complete_pattern(effort, r, pattern, range.clone())?;
