@@ -320,6 +320,14 @@ pub struct Scan {
 /// What the texts of one field run, read once per event.
 type Commands = std::rc::Rc<Vec<Text>>;
 
+/// A pattern tried on a program's commands: its index among the rule's patterns, the positions
+/// of the commands it may match (`None`: all of them) and how far through them the walk is.
+struct Walk<'p> {
+    pattern: usize,
+    positions: Option<Cow<'p, [usize]>>,
+    cursor: usize,
+}
+
 /// A rule's `command` patterns whose programs the text runs, each with its program and
 /// subcommand read, and the entries of its rule's list that hold the rest.
 type Patterns<'a> = Vec<(Pattern<&'a str>, Range<usize>)>;
@@ -856,12 +864,12 @@ impl<'a> Engine<'a> {
     /// named, so a crafted artifact can name a long one many times).
     fn str(&self, effort: &Effort, r: StrRef) -> Result<&'a str, ArtifactError> {
         effort.read(r.len as usize)?;
-        let strings = self.strings.get_or_init(|| {
+        if self.strings.get().is_none() {
             let section = self.artifact.section(Section::Strings);
-            effort.scan(section.len()).ok()?;
-            std::str::from_utf8(section).ok()
-        });
-        match strings {
+            effort.read(section.len())?;
+            let _ = self.strings.set(std::str::from_utf8(section).ok());
+        }
+        match self.strings.get().copied().flatten() {
             // A string cut inside a character is malformed as in `Artifact::str`.
             Some(strings) => {
                 let end = (r.offset as usize).checked_add(r.len as usize);
@@ -1273,40 +1281,21 @@ impl<'a> Engine<'a> {
         let mut charge = |units: usize| effort.spend(units as u64);
         // The programs a text runs are few, its commands may be thousands: each pattern is
         // tried on the commands of the names its `program` matches, and a pattern whose
-        // subcommand begins with plain words only on the commands whose first operand is one.
-        // The first command (in order) that some pattern matches is the one shown.
+        // subcommand begins with plain words only on the commands whose first operand is one
+        // (their positions, from an index made once per program and event). The commands are
+        // gone through in order, each pattern in turn on each: the first command some pattern
+        // matches is the one shown, and every step is charged.
         for text in parsed.iter() {
             for (n, (name, indices)) in text.parsed.by_name().enumerate() {
-                let mut wanted = Vec::new();
-                for (p, (pattern, _)) in patterns.iter().enumerate() {
-                    if pattern.runs(name, &mut charge)? {
-                        wanted.push(p);
-                    }
-                }
-                if wanted.is_empty() {
-                    continue;
-                }
                 let run = |k: usize| indices.get(k).and_then(|&i| text.run(i, name));
                 let mut first = None;
-                let mut earliest = indices.len();
-                for p in wanted {
-                    let mut whole = |patterns: &mut Patterns<'a>| {
-                        if !std::mem::replace(&mut complete[p], true) {
-                            let (pattern, range) = &mut patterns[p];
-                            self.complete_pattern(effort, r, pattern, range.clone())?;
-                        }
-                        Ok::<_, ArtifactError>(())
-                    };
-                    let Some(words) = patterns[p].0.first_words() else {
-                        whole(&mut patterns)?;
-                        let pattern = &patterns[p].0;
-                        for k in 0..earliest {
-                            let Some(run) = run(k) else { continue };
-                            if pattern.matches_run(&run, &mut charge)? {
-                                earliest = k;
-                                break;
-                            }
-                        }
+                let mut wanted: Vec<Walk<'_>> = Vec::new();
+                for (p, (pattern, _)) in patterns.iter().enumerate() {
+                    if !pattern.runs(name, &mut charge)? {
+                        continue;
+                    }
+                    let Some(words) = pattern.first_words() else {
+                        wanted.push(Walk { pattern: p, positions: None, cursor: 0 });
                         continue;
                     };
                     // The index is made once per program and event, in a time linear in its
@@ -1316,31 +1305,62 @@ impl<'a> Engine<'a> {
                             .get(n)
                             .map(|cell| cell.get_or_init(|| first_operands(indices.len(), &run)))
                     });
-                    let mut candidates = Vec::new();
+                    let mut lists = Vec::new();
                     for word in words {
                         effort.spend(word.len() as u64)?;
                         let listed = firsts.and_then(|f| f.get(&word.to_ascii_lowercase()));
-                        candidates.extend(listed.into_iter().flatten().copied());
+                        lists.extend(listed.map(Vec::as_slice));
                     }
-                    candidates.sort_unstable();
-                    candidates.retain(|&k| k < earliest);
-                    if candidates.is_empty() {
-                        continue;
+                    let positions = match lists.as_slice() {
+                        [] => continue,
+                        [one] => Cow::Borrowed(*one),
+                        many => {
+                            let mut all: Vec<usize> = many.concat();
+                            effort.spend(all.len() as u64)?;
+                            all.sort_unstable();
+                            all.dedup();
+                            Cow::Owned(all)
+                        }
+                    };
+                    wanted.push(Walk { pattern: p, positions: Some(positions), cursor: 0 });
+                }
+                let mut at = 0;
+                loop {
+                    // The next command some pattern may match.
+                    effort.spend(wanted.len() as u64)?;
+                    let mut next: Option<usize> = None;
+                    for Walk { positions, cursor, .. } in &mut wanted {
+                        let head = match positions {
+                            None => Some(at).filter(|&k| k < indices.len()),
+                            Some(list) => {
+                                while list.get(*cursor).is_some_and(|&k| k < at) {
+                                    *cursor += 1;
+                                }
+                                list.get(*cursor).copied()
+                            }
+                        };
+                        next = match (next, head) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
                     }
-                    whole(&mut patterns)?;
-                    let pattern = &patterns[p].0;
-                    for k in candidates {
-                        let Some(run) = run(k) else { continue };
-                        if pattern.matches_run(&run, &mut charge)? {
-                            earliest = k;
-                            break;
+                    let Some(k) = next else { break };
+                    let Some(command) = run(k) else { break };
+                    for Walk { pattern: p, positions, cursor } in &wanted {
+                        if positions.as_ref().is_some_and(|list| list.get(*cursor) != Some(&k)) {
+                            continue;
+                        }
+                        if !std::mem::replace(&mut complete[*p], true) {
+                            let (pattern, range) = &mut patterns[*p];
+                            self.complete_pattern(effort, r, pattern, range.clone())?;
+                        }
+                        if patterns[*p].0.matches_run(&command, &mut charge)? {
+                            let shown = command.command().to_string();
+                            effort.keep(shown.len())?;
+                            return Ok(CommandMatch::Matched(shown));
                         }
                     }
-                }
-                if let Some(run) = run(earliest) {
-                    let shown = run.command().to_string();
-                    effort.keep(shown.len())?;
-                    return Ok(CommandMatch::Matched(shown));
+                    at = k + 1;
                 }
             }
         }

@@ -412,3 +412,57 @@ fn private_tags_and_namespaces_are_paid_for_per_byte() {
     let (evaluation, _, _) = evaluate_payload(&bytes, &prompt(&"<".repeat(64 << 10)));
     assert_eq!(evaluation.unwrap().captures.len(), 1);
 }
+
+/// Rules whose `command` patterns are all for `git`: per rule, `unmatched` patterns that never
+/// match (their subcommands globs, or plain `push` with a flag never given) and then one that
+/// matches `git push`.
+fn git_rules(rules: usize, unmatched: usize, globbed: bool) -> Vec<Rule> {
+    use hook_engine::command::Pattern;
+    let git = |subcommand: String, flags: Vec<String>| Pattern {
+        program: vec!["git".into()],
+        subcommand: vec![subcommand],
+        flags,
+        ..Pattern::default()
+    };
+    (0..rules)
+        .map(|r| {
+            let mut command: Vec<Pattern<String>> = (0..unmatched)
+                .map(|j| {
+                    if globbed {
+                        git(format!("p*never{j}"), Vec::new())
+                    } else {
+                        git("push".into(), vec![format!("--never{j}")])
+                    }
+                })
+                .collect();
+            command.push(git("push".into(), Vec::new()));
+            let when = Conditions {
+                tool: Some(ToolMatcher::Names(vec!["Bash".into()])),
+                command,
+                ..Conditions::default()
+            };
+            rule(format!("r{r}"), &[EventKind::PreToolUse], when, "x".into())
+        })
+        .collect()
+}
+
+fn bash(command: &str) -> Value {
+    json!({"hook_event_name": "PreToolUse", "session_id": "s", "transcript_path": "/t",
+           "cwd": "/p", "permission_mode": "default", "tool_name": "Bash", "tool_use_id": "t",
+           "tool_input": {"command": command}})
+}
+
+#[test]
+fn command_patterns_are_tried_command_by_command_whatever_their_number() {
+    // Every rule's matching pattern comes last: each rule is answered at the first command, as
+    // when every pattern is tried on each command in turn, however many patterns come before
+    // it and however many commands after; the work stays a small part of the allowance.
+    let command = "git push origin; ".repeat(20_000);
+    for (rules, globbed) in [(200, true), (100, false)] {
+        let bytes = compiled(&git_rules(rules, 29, globbed), &Settings::default());
+        let (evaluation, spent, limit) = evaluate_payload(&bytes, &bash(&command));
+        let fired = evaluation.unwrap().fired.len();
+        assert_eq!(fired, rules, "globbed: {globbed}");
+        assert!(spent < limit / 8, "globbed: {globbed}: {spent} of {limit}");
+    }
+}
