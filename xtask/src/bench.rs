@@ -18,7 +18,7 @@ use hook_model::EventKind;
 use crate::release::{build_dynamic, build_static};
 use crate::workspace::{examples, root};
 
-/// A hook may cost at most this much more than the floor on the same payload (issue #2).
+/// A hook may cost at most this much more than the floor on the same payload.
 const MAX_RATIO: f64 = 1.2;
 
 const USAGE: &str = "usage: cargo xtask bench [--runs N] [--dynamic-only] [--guard-only]";

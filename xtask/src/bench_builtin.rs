@@ -1,4 +1,4 @@
-//! The builtin-pack part of `cargo xtask bench` (issue #4): every event's hook answering from
+//! The builtin-pack part of `cargo xtask bench`: every event's hook answering from
 //! the builtin `context`, `guard`, `memory` and `workflow` packs, against the floor on the same
 //! payload; recall among many memories; the bracket of a large transcript.
 //!

@@ -488,7 +488,7 @@ fn a_memory_is_recalled_again_after_a_compaction() {
     assert!(read_jwt().context().contains("RS256"), "given again after the compaction");
 }
 
-// The state store against a hostile repository, a broken database and a stuck hook (issue #9).
+// The state store against a hostile repository, a broken database and a stuck hook.
 
 /// Counts prompts (every tenth gets a note) and reads the bracket on every prompt.
 const COUNTING_PACK: &str = r#"
