@@ -339,13 +339,21 @@ struct Text {
     parsed: shell::Parsed,
     readings: Vec<crate::command::Reading>,
     firsts: Vec<OnceCell<BTreeMap<String, Vec<usize>>>>,
+    /// For each program, the positions of its commands that write to a file (`> file`).
+    writers: Vec<OnceCell<Vec<usize>>>,
 }
 
 impl Text {
     fn new(parsed: shell::Parsed) -> Text {
         let readings = std::iter::repeat_with(Default::default).take(parsed.commands().len());
         let firsts = std::iter::repeat_with(OnceCell::new).take(parsed.by_name().len());
-        Text { readings: readings.collect(), firsts: firsts.collect(), parsed }
+        let writers = std::iter::repeat_with(OnceCell::new).take(parsed.by_name().len());
+        Text {
+            readings: readings.collect(),
+            firsts: firsts.collect(),
+            writers: writers.collect(),
+            parsed,
+        }
     }
 
     /// The command at `index` run by a program named `name`, as patterns see it.
@@ -1177,14 +1185,15 @@ impl<'a> Engine<'a> {
             if !runs {
                 continue;
             }
-            // Its program and subcommand: enough to find the commands it may match. The rest
-            // is read when there are some (`complete_pattern`).
+            // Its program, subcommand and writes: enough to find the commands it may match. The
+            // rest is read when there are some (`complete_pattern`).
             let mut candidate = Pattern::default();
             for (kind, text) in pattern.clone().map(entry) {
                 match kind {
                     command::PROGRAM => candidate.program.push(self.str(effort, text)?),
                     command::SUBCOMMAND => candidate.subcommand.push(self.str(effort, text)?),
-                    command::FLAG | command::ARG | command::WRITE | command::PIPED_FROM => {}
+                    command::WRITE => candidate.writes.push(self.str(effort, text)?),
+                    command::FLAG | command::ARG | command::PIPED_FROM => {}
                     _ => return Err(ArtifactError::Malformed("command pattern")),
                 }
             }
@@ -1193,8 +1202,8 @@ impl<'a> Engine<'a> {
         Ok(patterns)
     }
 
-    /// Reads the rest of a `command` pattern (its flags, args, writes and pipes) from the
-    /// entries `range` of rule `r`'s list.
+    /// Reads the rest of a `command` pattern (its flags, args and pipes) from the entries
+    /// `range` of rule `r`'s list.
     fn complete_pattern(
         &self,
         effort: &Effort,
@@ -1208,7 +1217,6 @@ impl<'a> Engine<'a> {
             match list.get(3 * i) {
                 command::FLAG => pattern.flags.push(self.str(effort, text)?),
                 command::ARG => pattern.args.push(self.str(effort, text)?),
-                command::WRITE => pattern.writes.push(self.str(effort, text)?),
                 command::PIPED_FROM => pattern.piped_from.push(self.str(effort, text)?),
                 _ => {}
             }
@@ -1295,7 +1303,20 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let Some(words) = pattern.first_words() else {
-                        wanted.push(Walk { pattern: p, positions: None, cursor: 0 });
+                        // A pattern on what a command writes tries only the commands that write.
+                        let positions = (!pattern.writes.is_empty()).then(|| {
+                            let writers = text.writers.get(n).map(|cell| {
+                                cell.get_or_init(|| {
+                                    (0..indices.len())
+                                        .filter(|&k| {
+                                            run(k).is_some_and(|r| r.command().writes().len() > 0)
+                                        })
+                                        .collect()
+                                })
+                            });
+                            Cow::Borrowed(writers.map_or(&[][..], Vec::as_slice))
+                        });
+                        wanted.push(Walk { pattern: p, positions, cursor: 0 });
                         continue;
                     };
                     // The index is made once per program and event, in a time linear in its
