@@ -68,3 +68,17 @@ pub(crate) fn run(mode: Mode) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cargo test` runs the builtin packs' lint and their own tests, as
+    /// `cargo xtask compile-rules --check` does.
+    #[test]
+    fn the_builtin_packs_pass_their_lint_and_their_tests() {
+        if let Err(err) = run(Mode::Check) {
+            panic!("{err:#}");
+        }
+    }
+}
