@@ -1,4 +1,4 @@
-//! Every payload of `examples/` through `run()`, pinned by one snapshot each.
+//! Every payload of `examples/` through `run()`.
 
 use std::path::Path;
 
@@ -6,46 +6,43 @@ use hook_model::EventKind;
 
 use crate::{env_without_hookpack, run, scratch};
 
-fn event_of(path: &Path) -> EventKind {
-    let dir = path.parent().unwrap().file_name().unwrap().to_str().unwrap();
-    EventKind::from_kebab(dir).unwrap_or_else(|| panic!("{dir} is not an event"))
-}
-
-fn settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-    settings
-}
-
-/// Where hookpack is not in use, every hook answers nothing and says nothing.
+/// Where hookpack is not in use, every hook answers nothing and says nothing; only the worktree
+/// hooks, which replace what Claude Code does, do their job (and say why they could not: the
+/// examples' folders are not on this machine).
 #[test]
 fn examples() {
-    settings().bind(|| {
-        insta::glob!("../../../../examples", "*/*.json", |path| {
-            let kind = event_of(path);
+    let mut seen = 0;
+    for dir in std::fs::read_dir(crate::workspace_root().join("examples")).unwrap() {
+        let dir = dir.unwrap().path();
+        let Some(kind) = dir.file_name().and_then(|n| EventKind::from_kebab(n.to_str()?)) else {
+            continue;
+        };
+        for example in std::fs::read_dir(&dir).unwrap() {
+            let path = example.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
             let outcome =
-                run(kind, &mut std::fs::File::open(path).unwrap(), &env_without_hookpack());
+                run(kind, &mut std::fs::File::open(&path).unwrap(), &env_without_hookpack());
             outcome.assert_well_formed(kind);
-            insta::assert_snapshot!(outcome.report());
-        });
-    });
-}
-
-/// Every snapshot belongs to an example that still exists: a removed example takes its
-/// snapshot with it (what `cargo insta test --unreferenced reject` checks, without the tool).
-#[test]
-fn no_orphan_snapshots() {
-    let snapshots = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots");
-    for entry in std::fs::read_dir(snapshots).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        let example = name
-            .strip_prefix("examples@")
-            .and_then(|rest| rest.strip_suffix(".snap"))
-            .unwrap_or_else(|| panic!("unexpected file {name}"));
-        let path = crate::workspace_root().join("examples").join(example.replace("__", "/"));
-        assert!(path.is_file(), "{name}: no example {}", path.display());
+            let shown = path.display();
+            assert!(outcome.stdout.is_empty(), "{shown}: {}", outcome.stdout);
+            if kind.acts_without_rules() {
+                let payload: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                let cwd = payload["cwd"].as_str().unwrap();
+                assert!(!Path::new(cwd).exists(), "{shown}: {cwd} exists here");
+                let expected = format!("{}: {cwd} is not a folder\n", kind.binary_name());
+                assert_eq!(outcome.stderr, expected, "{shown}");
+            } else {
+                assert_eq!(outcome.status, hook_runtime::ExitStatus::Proceed, "{shown}");
+                assert!(outcome.stderr.is_empty(), "{shown}: {}", outcome.stderr);
+            }
+            seen += 1;
+        }
     }
+    // Every event has examples (`cargo xtask codegen` checks them against the schemas).
+    assert!(seen >= EventKind::ALL.len(), "{seen} examples");
 }
 
 /// A project that uses hookpack but has not compiled its rules fails open, visibly.

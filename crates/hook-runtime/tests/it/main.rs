@@ -19,16 +19,6 @@ struct Outcome {
 
 impl Outcome {
     /// The body of a snapshot, after uv and ruff.
-    fn report(&self) -> String {
-        format!(
-            "exit_status: {} ({})\n----- stdout -----\n{}\n----- stderr -----\n{}",
-            self.status.name(),
-            self.status.code(),
-            self.stdout,
-            self.stderr
-        )
-    }
-
     /// The invariants of every run: exit 0 (a worktree hook may fail at its own job: exit 1);
     /// stdout empty or one JSON object answering `kind`; stderr empty or one line.
     fn assert_well_formed(&self, kind: EventKind) {
