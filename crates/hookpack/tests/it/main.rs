@@ -54,3 +54,33 @@ pub(crate) fn hook(
     );
     (status, text(&stdout), text(&stderr))
 }
+
+/// Every snapshot is one a test still makes: its name (after `doctor@` or `explain@`, with `__`
+/// for `/` where it comes from an example's path) is written in a test (what `cargo insta test
+/// --unreferenced reject` checks, without the tool).
+#[test]
+fn no_orphan_snapshots() {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let mut sources = String::new();
+    for entry in std::fs::read_dir(&here).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            sources.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+    }
+    for entry in std::fs::read_dir(here.join("snapshots")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let named = name
+            .strip_suffix(".snap")
+            .and_then(|n| n.split_once('@'))
+            .map(|(_, named)| named)
+            .unwrap_or_else(|| panic!("unexpected file {name}"));
+        let written = [named.to_owned(), named.replace("__", "/")];
+        assert!(
+            written
+                .iter()
+                .any(|w| ["\"", "@"].iter().any(|q| sources.contains(&format!("{q}{w}")))),
+            "{name}: no test makes it"
+        );
+    }
+}

@@ -30,6 +30,21 @@ fn broken_packs() {
     });
 }
 
+/// Every snapshot belongs to a broken pack that still exists: a removed pack takes its snapshot
+/// with it (what `cargo insta test --unreferenced reject` checks, without the tool).
+#[test]
+fn no_orphan_snapshots() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    for entry in std::fs::read_dir(here.join("snapshots")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let pack = name
+            .strip_prefix("broken_packs@")
+            .and_then(|rest| rest.strip_suffix(".snap"))
+            .unwrap_or_else(|| panic!("unexpected file {name}"));
+        assert!(here.join("broken").join(pack).is_file(), "{name}: no broken pack {pack}");
+    }
+}
+
 #[test]
 fn the_corpus_is_large_enough() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/broken");
