@@ -70,11 +70,9 @@ fn no_orphan_snapshots() {
     }
     for entry in std::fs::read_dir(here.join("snapshots")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        let named = name
-            .strip_suffix(".snap")
-            .and_then(|n| n.split_once('@'))
-            .map(|(_, named)| named)
-            .unwrap_or_else(|| panic!("unexpected file {name}"));
+        let Some((_, named)) = name.strip_suffix(".snap").and_then(|n| n.split_once('@')) else {
+            panic!("unexpected file {name}");
+        };
         let written = [named.to_owned(), named.replace("__", "/")];
         assert!(
             written
