@@ -14,13 +14,13 @@ use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list,
 pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
     // Absolute, so that what is recorded and said does not depend on where it runs from.
     let project = project.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+    let env = hook_runtime::Env::from_process();
+    let user = env.user_config_dir();
     let project = project.or_else(|| {
         if user_only {
             return None;
         }
-        let env =
-            std::env::var_os("CLAUDE_PROJECT_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
-        env.or_else(|| {
+        env.project_dir.or_else(|| {
             let cwd = std::env::current_dir().ok()?;
             let found = cwd
                 .ancestors()
@@ -29,11 +29,6 @@ pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
             Some(found.unwrap_or(cwd))
         })
     });
-    let user = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".config")))
-        .map(|d| d.join("hookpack"));
     Layout { project, user }
 }
 
@@ -294,8 +289,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     }
     let transcript_path =
         payload.get("transcript_path").and_then(serde_json::Value::as_str).unwrap_or("");
-    let window_env =
-        std::env::var("HOOKPACK_WINDOW_TOKENS").ok().and_then(|v| v.trim().parse().ok());
+    let window_env = hook_runtime::Env::from_process().window_tokens;
     let reading = transcript::reading(
         Path::new(transcript_path),
         &payload,
