@@ -128,9 +128,7 @@ impl SessionState {
                 self.compacted();
                 self.compaction_pending = true;
             }
-            EventKind::SessionStart
-                if payload.get("source").and_then(Value::as_str) == Some("compact") =>
-            {
+            EventKind::SessionStart if hook_model::follows_compaction(kind, payload) => {
                 if !self.compaction_pending {
                     self.compacted();
                 }

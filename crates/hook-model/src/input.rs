@@ -608,6 +608,15 @@ impl HookInput {
     }
 }
 
+/// Whether `payload`, the input of `kind`, is the `SessionStart` that follows a compaction
+/// (`source` is `compact`): read from the raw payload, as the hooks' books are kept before the
+/// input is typed.
+pub fn follows_compaction(kind: EventKind, payload: &Value) -> bool {
+    kind == EventKind::SessionStart
+        && payload.get("source").and_then(Value::as_str)
+            == Some(SessionStartSource::Compact.as_str())
+}
+
 /// The `hook_event_name` of a payload, checked to be a string in an object.
 ///
 /// # Errors
@@ -686,6 +695,15 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn only_a_session_start_from_compact_follows_a_compaction() {
+        let compact = json!({"source": "compact"});
+        assert!(follows_compaction(EventKind::SessionStart, &compact));
+        assert!(!follows_compaction(EventKind::SessionStart, &json!({"source": "startup"})));
+        assert!(!follows_compaction(EventKind::SessionStart, &json!({})));
+        assert!(!follows_compaction(EventKind::PostCompact, &compact));
+    }
 
     fn parse(kind: EventKind, payload: &Value) -> Result<HookInput, String> {
         HookInput::from_value(kind, payload).map_err(|e| e.to_string())

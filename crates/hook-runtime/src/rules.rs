@@ -143,8 +143,7 @@ fn evaluate(
         EventKind::UserPromptSubmit => settings.counts_prompts,
         EventKind::PreCompact => settings.counts_compactions || settings.writes_handoff,
         EventKind::SessionStart => {
-            settings.counts_compactions
-                && payload.get("source").and_then(Value::as_str) == Some("compact")
+            settings.counts_compactions && hook_model::follows_compaction(kind, payload)
         }
         _ => false,
     };
@@ -337,8 +336,7 @@ fn memories(
     kind: EventKind,
     payload: &Value,
 ) -> Result<Vec<(String, i64)>, Box<dyn std::error::Error>> {
-    let compacted = kind == EventKind::SessionStart
-        && payload.get("source").and_then(Value::as_str) == Some("compact");
+    let compacted = hook_model::follows_compaction(kind, payload);
     let handoff =
         |session: &Session<'_>, state: &SessionState| -> Result<_, Box<dyn std::error::Error>> {
             let active = engine.active_rules(state)?;
