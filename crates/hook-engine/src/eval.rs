@@ -359,6 +359,19 @@ impl Text {
         let command = self.parsed.command(index)?;
         Some(crate::command::Run::new(command, name, self.readings.get(index)?))
     }
+
+    /// The commands of the `n`th program ([`shell::Parsed::by_name`]) by their first operand,
+    /// in ASCII lowercase: made once per text, in a time linear in their arguments (paid for
+    /// with the text's reading).
+    fn firsts<'t>(
+        &'t self,
+        n: usize,
+        name: &'t str,
+        indices: &[usize],
+    ) -> Option<&'t BTreeMap<String, Vec<usize>>> {
+        let run = |k: usize| indices.get(k).and_then(|&i| self.run(i, name));
+        Some(self.firsts.get(n)?.get_or_init(|| first_operands(indices.len(), &run)))
+    }
 }
 
 /// See [`Scan`]'s `shared`.
@@ -787,7 +800,8 @@ impl<'a> Engine<'a> {
         Ok(scan)
     }
 
-    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`).
+    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`),
+    /// and by their commands' first operands.
     fn program_candidates(
         &self,
         scan: &Scan,
@@ -801,34 +815,43 @@ impl<'a> Engine<'a> {
             return Ok(Vec::new());
         }
         let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
-        let entries = list.len() / 3;
+        let entries = list.len() / 5;
         if entries == 0 {
             return Ok(Vec::new());
         }
-        let name_at = |i: usize| {
-            self.str(effort, StrRef { offset: list.get(3 * i), len: list.get(3 * i + 1) })
+        let string = |i: usize, at: usize| {
+            self.str(effort, StrRef { offset: list.get(5 * i + at), len: list.get(5 * i + at + 1) })
         };
         let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
         let mut found = Vec::new();
-        for (name, _) in parsed.iter().flat_map(|text| text.parsed.by_name()) {
-            let name = name.to_ascii_lowercase();
-            // The first entry not before `name` (the list is sorted), then those equal to it.
-            let (mut low, mut high) = (0, entries);
-            while low < high {
-                let middle = low + (high - low) / 2;
-                if name_at(middle)? < name.as_str() {
-                    low = middle + 1;
-                } else {
-                    high = middle;
+        for text in parsed.iter() {
+            for (n, (program, indices)) in text.parsed.by_name().enumerate() {
+                let name = program.to_ascii_lowercase();
+                // The first entry not before `name` (the list is sorted), then those equal to it.
+                let (mut low, mut high) = (0, entries);
+                while low < high {
+                    let middle = low + (high - low) / 2;
+                    if string(middle, 0)? < name.as_str() {
+                        low = middle + 1;
+                    } else {
+                        high = middle;
+                    }
                 }
-            }
-            for i in low..entries {
-                if name_at(i)? != name {
-                    break;
-                }
-                let index = list.get(3 * i + 2);
-                if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
-                    found.push(index);
+                for i in low..entries {
+                    if string(i, 0)? != name {
+                        break;
+                    }
+                    let first = string(i, 2)?;
+                    effort.spend(first.len() as u64)?;
+                    if !first.is_empty()
+                        && !text.firsts(n, program, indices).is_some_and(|f| f.contains_key(first))
+                    {
+                        continue;
+                    }
+                    let index = list.get(5 * i + 4);
+                    if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+                        found.push(index);
+                    }
                 }
             }
         }
@@ -1317,13 +1340,7 @@ impl<'a> Engine<'a> {
                         wanted.push(Walk { pattern: p, positions, cursor: 0 });
                         continue;
                     };
-                    // The index is made once per program and event, in a time linear in its
-                    // commands' arguments (paid for with the text's reading).
-                    let firsts = first.get_or_insert_with(|| {
-                        text.firsts
-                            .get(n)
-                            .map(|cell| cell.get_or_init(|| first_operands(indices.len(), &run)))
-                    });
+                    let firsts = first.get_or_insert_with(|| text.firsts(n, name, indices));
                     let mut lists = Vec::new();
                     for word in words {
                         effort.spend(word.len() as u64)?;

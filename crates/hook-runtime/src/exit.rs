@@ -1,7 +1,5 @@
 //! [`ExitStatus`]: the only place an outcome becomes an exit code.
 
-use std::process::ExitCode;
-
 /// How a hook run ends.
 ///
 /// Claude Code reads exit code 2 as "block" on the events that can block, and any other
@@ -37,11 +35,5 @@ impl ExitStatus {
             ExitStatus::Failed => "failed",
             ExitStatus::Block => "block",
         }
-    }
-}
-
-impl From<ExitStatus> for ExitCode {
-    fn from(status: ExitStatus) -> ExitCode {
-        ExitCode::from(status.code())
     }
 }

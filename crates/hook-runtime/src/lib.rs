@@ -1,6 +1,6 @@
 //! The one place hookpack does process IO.
 //!
-//! Every `hookpack-<event>` binary is one call to [`main`] with its [`EventKind`]. [`run`] does
+//! Every `hookpack-<event>` binary is one [`hook_main!`] with its [`EventKind`]. [`run`] does
 //! the work on any reader and writers, so tests drive it in-process:
 //! stdin → [`hook_model::HookInput`] → answer → at most one JSON object on stdout + [`ExitStatus`].
 //!
@@ -35,7 +35,6 @@ mod worktree;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
-use std::process::ExitCode;
 
 use hook_model::{EventKind, HookInput, InputError};
 
@@ -53,11 +52,39 @@ pub use stdin::MAX_STDIN_BYTES;
 use respond::Answer;
 use stdin::{StdinError, read_payload};
 
-/// The entry point of every `hookpack-<event>` binary.
+/// Defines the C `main` of a `hookpack-<event>` binary, which is `#![no_main]`: the whole
+/// generated source of one is
 ///
-/// Locks the standard streams, reads the environment and calls [`run`]. A panic anywhere below
-/// is caught and answered like any other failure: nothing on stdout, one line on stderr, exit 0.
-pub fn main(kind: EventKind) -> ExitCode {
+/// ```ignore
+/// #![no_main]
+/// hook_runtime::hook_main!(hook_model::EventKind::PreToolUse);
+/// ```
+///
+/// A hook runs for a millisecond; Rust's own start-up would take a tenth of it (the main
+/// thread's stack guard reads and parses `/proc/self/maps`, a signal stack is mapped and
+/// unmapped). [`start`] does the part of it a hook needs.
+#[macro_export]
+macro_rules! hook_main {
+    ($kind:expr) => {
+        #[allow(unsafe_code, reason = "the process's C entry point, called once by libc")]
+        #[unsafe(no_mangle)]
+        extern "C" fn main(
+            _argc: ::std::ffi::c_int,
+            _argv: *const *const ::std::ffi::c_char,
+        ) -> ::std::ffi::c_int {
+            $crate::start($kind)
+        }
+    };
+}
+
+/// The body of every `hookpack-<event>` binary ([`hook_main!`]); returns its exit code.
+///
+/// Does what the hook needs of Rust's runtime start-up (a closed pipe is an error, not a
+/// signal; the standard streams are open), then locks the streams, reads the environment and
+/// calls [`run`]. A panic anywhere below is caught and answered like any other failure:
+/// nothing on stdout, one line on stderr, exit 0.
+pub fn start(kind: EventKind) -> std::ffi::c_int {
+    standard_streams();
     // The default hook prints a multi-line report; the hook's stderr gets one line instead.
     panic::set_hook(Box::new(|_| {}));
     let env = Env::from_process();
@@ -74,7 +101,33 @@ pub fn main(kind: EventKind) -> ExitCode {
             &mut stderr,
         )
     });
-    status.into()
+    // Nothing flushes stdout at exit without Rust's runtime.
+    let _ = stdout.flush();
+    std::ffi::c_int::from(status.code())
+}
+
+/// What Rust's runtime start-up does that a hook relies on: `SIGPIPE` ignored, so that writing
+/// to a reader that has gone is an error the hook handles and not a silent death; and the
+/// standard streams open (a closed one is opened on `/dev/null`), so that no file the hook
+/// opens takes their place and receives its answer.
+#[allow(unsafe_code, reason = "signal and poll, as Rust's runtime start-up calls them")]
+fn standard_streams() {
+    let mut streams = [0, 1, 2].map(|fd| libc::pollfd { fd, events: 0, revents: 0 });
+    // SAFETY: `SIG_IGN` is a valid disposition for `SIGPIPE`; `poll` is given an array of
+    // three initialised `pollfd` and its length, and returns at once (timeout 0).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        if libc::poll(streams.as_mut_ptr(), 3, 0) == -1 {
+            return;
+        }
+    }
+    for stream in streams {
+        if stream.revents & libc::POLLNVAL != 0 {
+            // SAFETY: a valid C string; the descriptor, the lowest free one (this stream's:
+            // the streams are opened in order), is kept for the life of the process.
+            unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+        }
+    }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
@@ -112,7 +165,11 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
     if payload.iter().all(u8::is_ascii_whitespace) {
         return no_payload("stdin is empty; Claude Code always sends a JSON object".into());
     }
-    let payload: serde_json::Value = match serde_json::from_slice(&payload) {
+    let parsed = serde_json::from_slice(&payload);
+    // The bytes go before anything else is made: what comes next reuses their memory (a page
+    // a process touches first costs it more than the work on it).
+    drop(payload);
+    let payload: serde_json::Value = match parsed {
         Ok(payload) => payload,
         Err(err) => return no_payload(format!("stdin is not a JSON object: {err}")),
     };

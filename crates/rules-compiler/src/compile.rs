@@ -386,38 +386,56 @@ pub fn compile(
         let of_event: Vec<(usize, &&Rule)> =
             rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
         // A shell-tool rule whose `command` patterns name their programs plainly, on the
-        // default text, is found by those names: the others are always checked.
-        let by_program = |r: &Rule| -> Option<BTreeSet<String>> {
+        // default text, is found by those names (and, for a pattern whose subcommand begins
+        // with plain words, by those words as the command's first operand): the others are
+        // always checked.
+        let by_program = |r: &Rule| -> Option<BTreeSet<(String, String)>> {
             let c = &r.when;
             let shell_tools = matches!(&c.tool, Some(crate::model::ToolMatcher::Names(names))
                 if names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor")));
             if !shell_tools || !c.keywords.is_empty() || c.field.is_some() || c.command.is_empty() {
                 return None;
             }
-            let names: BTreeSet<String> = c
-                .command
-                .iter()
-                .flat_map(|p| &p.program)
-                .flat_map(|p| p.split('|'))
-                .map(str::to_ascii_lowercase)
-                .collect();
-            names.iter().all(|n| !n.is_empty() && !n.contains(['*', '?', '\\'])).then_some(names)
+            let mut keys = BTreeSet::new();
+            for pattern in &c.command {
+                if pattern.program.is_empty() {
+                    return None;
+                }
+                let firsts: Vec<String> = match pattern.first_words() {
+                    Some(words) => words.map(str::to_ascii_lowercase).collect(),
+                    None => vec![String::new()],
+                };
+                for name in pattern.program.iter().flat_map(|p| p.split('|')) {
+                    if name.is_empty() || name.contains(['*', '?', '\\']) {
+                        return None;
+                    }
+                    let name = name.to_ascii_lowercase();
+                    keys.extend(firsts.iter().map(|first| (name.clone(), first.clone())));
+                }
+            }
+            Some(keys)
         };
         let always: Vec<u32> = of_event
             .iter()
             .filter(|(_, r)| r.when.keywords.is_empty() && by_program(r).is_none())
             .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
             .collect();
-        let mut programs: Vec<(String, u32)> = of_event
+        let mut programs: Vec<(String, String, u32)> = of_event
             .iter()
             .filter_map(|(i, r)| Some((by_program(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
-            .flat_map(|(names, i)| names.into_iter().map(move |n| (n, i)))
+            .flat_map(|(keys, i)| keys.into_iter().map(move |(n, w)| (n, w, i)))
             .collect();
         programs.sort();
-        let mut program_words = Vec::with_capacity(programs.len() * 3);
-        for (name, rule) in &programs {
-            let name = w.str(name);
-            program_words.extend_from_slice(&[name.offset, name.len, *rule]);
+        let mut program_words = Vec::with_capacity(programs.len() * 5);
+        for (name, first, rule) in &programs {
+            let (name, first) = (w.str(name), w.str(first));
+            program_words.extend_from_slice(&[
+                name.offset,
+                name.len,
+                first.offset,
+                first.len,
+                *rule,
+            ]);
         }
         let programs = w.list(&program_words);
         let fields: BTreeSet<&str> = of_event

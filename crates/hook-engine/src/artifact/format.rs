@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -227,8 +227,10 @@ pub mod event {
     /// The texts keyword rules of the event read: list of strings (empty = default text).
     pub const FIELDS_L: usize = 2;
     /// Rules of the shell tools (`Bash`, `PowerShell`, `Monitor`) found by the programs the
-    /// call's command runs (their `command` patterns name programs without globs): list of (program name in ASCII lowercase, rule index) triples
-    /// `[offset, len, rule]`, sorted by name.
+    /// call's command runs (their `command` patterns name programs without globs): a list of
+    /// `[name offset, name len, first offset, first len, rule]`, sorted by name then first.
+    /// The name is a program's, the first a word its command's first operand must be (both in
+    /// ASCII lowercase); an empty first: any command of the program.
     pub const PROGRAMS_L: usize = 4;
     /// Words per event.
     pub const LEN: usize = 6;
