@@ -1,4 +1,6 @@
 //! Release builds of the hook binaries, dynamically or statically linked, and `cargo xtask dist`.
+//! The hooks and the floor are built with the `hooks` profile (fat LTO, one codegen unit: what
+//! ships is what is measured); everything else with `release`.
 //!
 //! `cargo xtask bench` measures both linkings in one run; static linking starts faster (about
 //! 0.89x the dynamic start-up on the 2-core CI machine, see ARCHITECTURE.md), so `dist` ships
@@ -27,12 +29,25 @@ fn package_args(packages: &[&str]) -> Vec<String> {
     packages.iter().flat_map(|p| ["--package".to_owned(), (*p).to_owned()]).collect()
 }
 
+/// The profile the hook binaries ship with (`[profile.hooks]` in Cargo.toml: release with fat
+/// LTO and one codegen unit), or `release` for anything else.
+pub(crate) fn profile(packages: &[&str]) -> &'static str {
+    if packages.iter().all(|p| matches!(*p, "hook-bins" | "hook-floor")) {
+        "hooks"
+    } else {
+        "release"
+    }
+}
+
 pub(crate) fn build_dynamic(packages: &[&str]) -> anyhow::Result<Linking> {
-    println!("building {}: release, dynamic linking", packages.join(", "));
-    let status =
-        cargo().args(["build", "--release", "--quiet"]).args(package_args(packages)).status()?;
+    let profile = profile(packages);
+    println!("building {}: {profile} profile, dynamic linking", packages.join(", "));
+    let status = cargo()
+        .args(["build", "--profile", profile, "--quiet"])
+        .args(package_args(packages))
+        .status()?;
     ensure!(status.success(), "cargo build failed");
-    Ok(Linking { name: "dynamic", bin_dir: target_dir().join("release") })
+    Ok(Linking { name: "dynamic", bin_dir: target_dir().join(profile) })
 }
 
 /// Static linking needs an explicit `--target`: with it, the flags reach only the target's
@@ -42,14 +57,15 @@ pub(crate) fn build_static(packages: &[&str]) -> anyhow::Result<Option<Linking>>
     if !host.ends_with("-linux-gnu") {
         return Ok(None);
     }
-    println!("building {}: release, static linking (+crt-static)", packages.join(", "));
+    let profile = profile(packages);
+    println!("building {}: {profile} profile, static linking (+crt-static)", packages.join(", "));
     let status = cargo()
-        .args(["build", "--release", "--quiet", "--target", &host])
+        .args(["build", "--profile", profile, "--quiet", "--target", &host])
         .args(package_args(packages))
         .env("RUSTFLAGS", "-C target-feature=+crt-static -C relocation-model=static")
         .status()?;
     ensure!(status.success(), "cargo build --target {host} failed");
-    Ok(Some(Linking { name: "static", bin_dir: target_dir().join(&host).join("release") }))
+    Ok(Some(Linking { name: "static", bin_dir: target_dir().join(&host).join(profile) }))
 }
 
 pub(crate) fn host_triple() -> anyhow::Result<String> {

@@ -17,16 +17,7 @@ use std::path::Path;
 ///
 /// When it cannot be opened, or is not a regular file (`InvalidInput`).
 pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
-    // Looked at before it is opened: opening some devices has effects of its own.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(not_regular(path));
-    }
-    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
-    // O_NOCTTY: a terminal device must not become the hook's controlling terminal.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)?;
+    let file = open_looked_at(path)?;
     // And again once open, in case it was swapped meanwhile.
     let metadata = file.metadata()?;
     if !metadata.is_file() {
@@ -35,7 +26,28 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     Ok((file, metadata))
 }
 
-fn not_regular(path: &Path) -> io::Error {
+/// Opens `path` for reading if it is a regular file when looked at, without blocking on a FIFO
+/// or a device. The caller checks the file it got (`File::metadata`): it may have been swapped
+/// between the look and the opening.
+///
+/// # Errors
+///
+/// When it cannot be opened, or is not a regular file when looked at (`InvalidInput`).
+pub fn open_looked_at(path: &Path) -> io::Result<File> {
+    // Looked at before it is opened: opening some devices has effects of its own.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular(path));
+    }
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+    // O_NOCTTY: a terminal device must not become the hook's controlling terminal.
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// The error of a file that is not a regular file.
+pub fn not_regular(path: &Path) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display()))
 }
 

@@ -948,10 +948,8 @@ impl<'a> Engine<'a> {
         slot: usize,
     ) -> Result<Vec<&'a str>, ArtifactError> {
         let list = self.list(effort, words.list_ref(slot))?;
-        let words: Vec<u32> = list.iter().collect();
-        words
-            .chunks_exact(2)
-            .map(|p| self.str(effort, StrRef { offset: p[0], len: p[1] }))
+        (0..list.len() / 2)
+            .map(|i| self.str(effort, StrRef { offset: list.get(2 * i), len: list.get(2 * i + 1) }))
             .collect()
     }
 
@@ -1164,22 +1162,28 @@ impl<'a> Engine<'a> {
         let entry = |i: usize| {
             (list.get(3 * i), StrRef { offset: list.get(3 * i + 1), len: list.get(3 * i + 2) })
         };
-        if entries > 0 && entry(0).0 != command::NEXT {
-            return Err(ArtifactError::Malformed("command pattern"));
-        }
         let mut charge = |units: usize| effort.spend(units as u64);
         let mut patterns = Vec::new();
-        let mut start = 1;
-        while start <= entries {
-            let end = (start..entries).find(|&i| entry(i).0 == command::NEXT).unwrap_or(entries);
-            let pattern = start..end;
-            start = end + 1;
+        let mut start = 0;
+        while start < entries {
+            // `[NEXT, n, 0]` and the pattern's `n` entries.
+            let (next, count) = entry(start);
+            if next != command::NEXT {
+                return Err(ArtifactError::Malformed("command pattern"));
+            }
+            let end = start
+                .checked_add(1 + count.offset as usize)
+                .filter(|&end| end <= entries)
+                .ok_or(ArtifactError::Malformed("command pattern"))?;
+            effort.spend(1)?;
+            let pattern = start + 1..end;
+            start = end;
             // Its programs first: most patterns stop there. Each glob is tried on the text's
             // names once per event, whichever rules name it.
             let mut runs = false;
             for (kind, glob) in pattern.clone().map(entry) {
                 if kind != command::PROGRAM || runs {
-                    continue;
+                    break;
                 }
                 let key = (field.0, field.1, glob.offset, glob.len);
                 effort.spend(1)?;
@@ -1208,17 +1212,32 @@ impl<'a> Engine<'a> {
             }
             // Its program, subcommand and writes: enough to find the commands it may match. The
             // rest is read when there are some (`complete_pattern`).
-            let mut candidate = Pattern::default();
-            for (kind, text) in pattern.clone().map(entry) {
+            // Made at their size: most patterns are one program and a subcommand word or two.
+            let count = |wanted: u32| {
+                pattern.clone().map(entry).take_while(|(kind, _)| *kind == wanted).count()
+            };
+            let programs = count(command::PROGRAM);
+            let words = pattern.clone().skip(programs).map(entry);
+            let subcommand = words.take_while(|(kind, _)| *kind == command::SUBCOMMAND).count();
+            let mut candidate = Pattern {
+                program: Vec::with_capacity(programs),
+                subcommand: Vec::with_capacity(subcommand),
+                ..Pattern::default()
+            };
+            let mut rest = pattern.end;
+            for (at, (kind, text)) in pattern.clone().map(|i| (i, entry(i))) {
                 match kind {
                     command::PROGRAM => candidate.program.push(self.str(effort, text)?),
                     command::SUBCOMMAND => candidate.subcommand.push(self.str(effort, text)?),
                     command::WRITE => candidate.writes.push(self.str(effort, text)?),
-                    command::FLAG | command::ARG | command::PIPED_FROM => {}
+                    command::FLAG | command::ARG | command::PIPED_FROM => {
+                        rest = at;
+                        break;
+                    }
                     _ => return Err(ArtifactError::Malformed("command pattern")),
                 }
             }
-            patterns.push((candidate, pattern));
+            patterns.push((candidate, rest..pattern.end));
         }
         Ok(patterns)
     }
@@ -1233,13 +1252,16 @@ impl<'a> Engine<'a> {
         range: Range<usize>,
     ) -> Result<(), ArtifactError> {
         let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
+        let count = |kind: u32| range.clone().filter(|&i| list.get(3 * i) == kind).count();
+        pattern.flags.reserve_exact(count(command::FLAG));
+        pattern.args.reserve_exact(count(command::ARG));
         for i in range {
             let text = StrRef { offset: list.get(3 * i + 1), len: list.get(3 * i + 2) };
             match list.get(3 * i) {
                 command::FLAG => pattern.flags.push(self.str(effort, text)?),
                 command::ARG => pattern.args.push(self.str(effort, text)?),
                 command::PIPED_FROM => pattern.piped_from.push(self.str(effort, text)?),
-                _ => {}
+                _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }
         Ok(())
@@ -1622,9 +1644,17 @@ fn first_operands<'t>(
     run: &impl Fn(usize) -> Option<crate::command::Run<'t>>,
 ) -> BTreeMap<String, Vec<usize>> {
     let mut firsts: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    // A program's commands share a few first operands: each is made a key (lowercased, owned)
+    // once, and found by a borrowed lowercase copy after that.
+    let mut buffer = [0u8; 16];
     for k in 0..count {
-        if let Some(operand) = run(k).as_ref().and_then(crate::command::Run::first_operand) {
-            firsts.entry(operand.to_ascii_lowercase()).or_default().push(k);
+        let Some(operand) = run(k).as_ref().and_then(crate::command::Run::first_operand) else {
+            continue;
+        };
+        let short = crate::shell::lowercase(operand, &mut buffer);
+        match firsts.get_mut(short).filter(|_| !short.is_empty() || operand.is_empty()) {
+            Some(positions) => positions.push(k),
+            None => firsts.entry(operand.to_ascii_lowercase()).or_default().push(k),
         }
     }
     firsts

@@ -35,6 +35,7 @@ mod worktree;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hook_model::{EventKind, HookInput, InputError};
 
@@ -84,6 +85,7 @@ macro_rules! hook_main {
 /// calls [`run`]. A panic anywhere below is caught and answered like any other failure:
 /// nothing on stdout, one line on stderr, exit 0.
 pub fn start(kind: EventKind) -> std::ffi::c_int {
+    ONE_SHOT.store(true, Ordering::Relaxed);
     standard_streams();
     // The default hook prints a multi-line report; the hook's stderr gets one line instead.
     panic::set_hook(Box::new(|_| {}));
@@ -104,6 +106,14 @@ pub fn start(kind: EventKind) -> std::ffi::c_int {
     // Nothing flushes stdout at exit without Rust's runtime.
     let _ = stdout.flush();
     std::ffi::c_int::from(status.code())
+}
+
+/// Whether this process is a hook ([`start`]), which exits once it has answered: what it
+/// holds to the end need not be let go of (tests call [`run`] many times in one process).
+static ONE_SHOT: AtomicBool = AtomicBool::new(false);
+
+fn one_shot() -> bool {
+    ONE_SHOT.load(Ordering::Relaxed)
 }
 
 /// What Rust's runtime start-up does that a hook relies on: `SIGPIPE` ignored, so that writing

@@ -30,7 +30,7 @@ pub(crate) fn answer(
     let path = installation.artifact_path(env);
     let loaded = reachable(installation, env).and_then(|()| load(&path));
     let bytes = match loaded {
-        Ok(bytes) => bytes,
+        Ok(bytes) => Held(Some(bytes)),
         Err(Unusable::Missing) => {
             return Answer::note(format!(
                 "no compiled rules at {}; run `hookpack compile`",
@@ -104,6 +104,25 @@ pub(crate) fn answer(
         answered: Answered::FromRules,
         plain: instructions,
         ..Answer::default()
+    }
+}
+
+/// An artifact's bytes while an answer is made from them. A hook process exits right after
+/// answering ([`crate::start`]): there they are left as they are, mapped, rather than paying
+/// for their unmapping (a system call and a flush of the TLB) on the way out.
+struct Held(Option<ArtifactBytes>);
+
+impl Held {
+    fn as_slice(&self) -> &[u8] {
+        self.0.as_ref().map_or(&[], ArtifactBytes::as_slice)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if crate::one_shot() {
+            std::mem::forget(self.0.take());
+        }
     }
 }
 

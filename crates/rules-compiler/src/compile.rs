@@ -304,15 +304,22 @@ pub fn compile(
         put_list(&mut rec, rule::STAR_L, w.str_list(&c.star));
         let mut command_words = Vec::new();
         for pattern in &c.command {
-            command_words.extend_from_slice(&[command::NEXT, 0, 0]);
-            for (kind, parts) in [
+            // What finds a pattern's commands first (`command::NEXT`).
+            let parts = [
                 (command::PROGRAM, &pattern.program),
                 (command::SUBCOMMAND, &pattern.subcommand),
+                (command::WRITE, &pattern.writes),
                 (command::FLAG, &pattern.flags),
                 (command::ARG, &pattern.args),
-                (command::WRITE, &pattern.writes),
                 (command::PIPED_FROM, &pattern.piped_from),
-            ] {
+            ];
+            let entries = parts.iter().map(|(_, p)| p.len()).sum::<usize>();
+            command_words.extend_from_slice(&[
+                command::NEXT,
+                u32::try_from(entries).unwrap_or(u32::MAX),
+                0,
+            ]);
+            for (kind, parts) in parts {
                 for part in parts {
                     let part = w.str(part);
                     command_words.extend_from_slice(&[kind, part.offset, part.len]);

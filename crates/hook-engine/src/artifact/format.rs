@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -168,9 +168,11 @@ pub mod rule {
 }
 
 /// The entries of [`rule::COMMAND_L`]: `[kind, offset, len]`, a string of the kind's part of a
-/// pattern; each pattern starts with a [`command::NEXT`] entry (its string empty).
+/// pattern; each pattern starts with a [`command::NEXT`] entry, which counts its entries.
 pub mod command {
-    /// A new pattern starts.
+    /// A new pattern starts: `[NEXT, n, 0]`, then its `n` entries, `[kind, offset, len]`: its
+    /// programs, subcommand and writes first (what finds the commands it may match), then its
+    /// flags, args and pipes.
     pub const NEXT: u32 = 0;
     /// A `program` glob.
     pub const PROGRAM: u32 = 1;

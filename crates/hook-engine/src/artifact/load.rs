@@ -31,7 +31,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::bounded::{AlignedBytes, open_regular, read_aligned};
+use crate::bounded::{AlignedBytes, not_regular, open_looked_at, read_aligned};
 
 use super::format::header;
 use super::reader::word;
@@ -44,7 +44,7 @@ pub const COPY_LIMIT: u64 = 256 << 10;
 pub const MAX_ARTIFACT_BYTES: u64 = 32 << 20;
 
 /// The most of a stamp file that is read.
-const MAX_STAMP_BYTES: u64 = 256;
+const MAX_STAMP_BYTES: usize = 256;
 
 /// An artifact's bytes.
 #[derive(Debug)]
@@ -87,10 +87,14 @@ pub struct Loaded {
 ///
 /// When it cannot be opened or read, is not a regular file, or is too large.
 pub fn load(path: &Path) -> io::Result<Loaded> {
-    let (mut file, metadata) = open_regular(path)?;
-    // Leased first, then described: a write before the lease shows in the change time.
+    let mut file = open_looked_at(path)?;
+    // Leased first, then described: a write before the lease shows in the change time. (A
+    // file that is not regular takes no lease, and is refused here.)
     let leased = lease(&file);
-    let metadata = if leased { file.metadata()? } else { metadata };
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(not_regular(path));
+    }
     let stamp = read_stamp(path).filter(|s| s.matches(&metadata));
     let stamped_crc = stamp.map(|s| s.crc);
     // The stamp names the CRC the header holds: a stamp for other bytes vouches nothing.
@@ -98,10 +102,13 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
         let crc = bytes.get(header::CRC..).and_then(|b| word(b, 0).ok());
         bytes.len() as u64 == metadata.len() && crc.is_some() && crc == stamped_crc
     };
-    if (leased || metadata.len() > COPY_LIMIT) && stamped_crc.is_some() {
+    if (leased || metadata.len() > COPY_LIMIT)
+        && stamped_crc.is_some()
+        && let Ok(len) = usize::try_from(metadata.len())
+    {
         // SAFETY: mapped read-only; see the module's notes on files changed underneath.
         #[allow(unsafe_code)]
-        if let Ok(map) = unsafe { memmap2::Mmap::map(&file) }
+        if let Ok(map) = unsafe { memmap2::MmapOptions::new().len(len).map(&file) }
             && holds(&map)
         {
             let bytes = ArtifactBytes::Mapped(map, file);
@@ -206,12 +213,26 @@ impl std::fmt::Display for Stamp {
 /// The stamp beside `artifact`, when it is a regular file (a link is not followed) that reads
 /// as one.
 fn read_stamp(artifact: &Path) -> Option<Stamp> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let path = stamp_path(artifact);
+    // A regular file, not a link, when looked at; opened without following a link nor
+    // blocking on a FIFO. A stamp is one short line, read in one call: anything else read
+    // there (a file swapped meanwhile, one being written, a longer one) is no stamp, and
+    // vouches for nothing.
     if !std::fs::symlink_metadata(&path).ok()?.is_file() {
         return None;
     }
-    let bytes = crate::bounded::read_regular(&path, MAX_STAMP_BYTES).ok()?;
-    Stamp::parse(std::str::from_utf8(&bytes).ok()?)
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(&path)
+        .ok()?;
+    let mut bytes = [0u8; MAX_STAMP_BYTES + 1];
+    let read = file.read(&mut bytes).ok()?;
+    Stamp::parse(
+        std::str::from_utf8(bytes.get(..read).filter(|b| b.len() <= MAX_STAMP_BYTES)?).ok()?,
+    )
 }
 
 #[cfg(test)]
