@@ -815,8 +815,9 @@ impl<'a> Engine<'a> {
             return Ok(Vec::new());
         }
         let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
+        let globs = self.list(effort, record.list_ref(event::GLOBS_L))?;
         let entries = list.len() / 5;
-        if entries == 0 {
+        if entries == 0 && globs.is_empty() {
             return Ok(Vec::new());
         }
         let string = |i: usize, at: usize| {
@@ -824,6 +825,35 @@ impl<'a> Engine<'a> {
         };
         let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
         let mut found = Vec::new();
+        // Patterns on globs: a program the text runs matches, and for those on what commands
+        // write, some command writes (whichever: found once).
+        let mut writes: Option<bool> = None;
+        for entry in 0..globs.len() / 4 {
+            let glob = StrRef { offset: globs.get(4 * entry), len: globs.get(4 * entry + 1) };
+            if !self.glob_runs(effort, scan, (0, 0), glob, &parsed)? {
+                continue;
+            }
+            if globs.get(4 * entry + 2) != 0 {
+                let any = match writes {
+                    Some(any) => any,
+                    None => {
+                        let commands = parsed.iter().map(|text| text.parsed.commands().len());
+                        effort.spend(commands.sum::<usize>() as u64)?;
+                        let any = parsed
+                            .iter()
+                            .any(|text| text.parsed.commands().any(|c| c.writes().len() > 0));
+                        *writes.insert(any)
+                    }
+                };
+                if !any {
+                    continue;
+                }
+            }
+            let index = globs.get(4 * entry + 3);
+            if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+                found.push(index);
+            }
+        }
         for text in parsed.iter() {
             for (n, (program, indices)) in text.parsed.by_name().enumerate() {
                 let name = program.to_ascii_lowercase();
@@ -1162,7 +1192,6 @@ impl<'a> Engine<'a> {
         let entry = |i: usize| {
             (list.get(3 * i), StrRef { offset: list.get(3 * i + 1), len: list.get(3 * i + 2) })
         };
-        let mut charge = |units: usize| effort.spend(units as u64);
         let mut patterns = Vec::new();
         let mut start = 0;
         while start < entries {
@@ -1185,27 +1214,7 @@ impl<'a> Engine<'a> {
                 if kind != command::PROGRAM || runs {
                     break;
                 }
-                let key = (field.0, field.1, glob.offset, glob.len);
-                effort.spend(1)?;
-                let known = scan.shared.programs.borrow().get(&key).copied();
-                runs = match known {
-                    Some(found) => found,
-                    None => {
-                        let single = Pattern {
-                            program: vec![self.str(effort, glob)?],
-                            ..Pattern::default()
-                        };
-                        let mut found = false;
-                        for (name, _) in parsed.iter().flat_map(|text| text.parsed.by_name()) {
-                            if single.runs(name, &mut charge)? {
-                                found = true;
-                                break;
-                            }
-                        }
-                        scan.shared.programs.borrow_mut().insert(key, found);
-                        found
-                    }
-                };
+                runs = self.glob_runs(effort, scan, field, glob, parsed)?;
             }
             if !runs {
                 continue;
@@ -1240,6 +1249,34 @@ impl<'a> Engine<'a> {
             patterns.push((candidate, rest..pattern.end));
         }
         Ok(patterns)
+    }
+
+    /// Whether a program the texts of `field` run (`parsed`) matches the `program` glob `glob`:
+    /// found once per event, whichever rules name the glob (the compiler stores each once).
+    fn glob_runs(
+        &self,
+        effort: &Effort,
+        scan: &Scan,
+        field: (u32, u32),
+        glob: StrRef,
+        parsed: &[Text],
+    ) -> Result<bool, ArtifactError> {
+        let key = (field.0, field.1, glob.offset, glob.len);
+        effort.spend(1)?;
+        if let Some(&found) = scan.shared.programs.borrow().get(&key) {
+            return Ok(found);
+        }
+        let single = Pattern { program: vec![self.str(effort, glob)?], ..Pattern::default() };
+        let mut charge = |units: usize| effort.spend(units as u64);
+        let mut found = false;
+        for (name, _) in parsed.iter().flat_map(|text| text.parsed.by_name()) {
+            if single.runs(name, &mut charge)? {
+                found = true;
+                break;
+            }
+        }
+        scan.shared.programs.borrow_mut().insert(key, found);
+        Ok(found)
     }
 
     /// Reads the rest of a `command` pattern (its flags, args and pipes) from the entries

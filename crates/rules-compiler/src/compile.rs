@@ -392,18 +392,19 @@ pub fn compile(
     for &kind in EventKind::ALL {
         let of_event: Vec<(usize, &&Rule)> =
             rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
-        // A shell-tool rule whose `command` patterns name their programs plainly, on the
-        // default text, is found by those names (and, for a pattern whose subcommand begins
-        // with plain words, by those words as the command's first operand): the others are
-        // always checked.
-        let by_program = |r: &Rule| -> Option<BTreeSet<(String, String)>> {
+        // A shell-tool rule with `command` patterns on the default text is found by what they
+        // need the command to run: each program they name (and, for a pattern whose subcommand
+        // begins with plain words, those words as the command's first operand), or a program
+        // matching a glob (and, for a pattern on what commands write, some command writing).
+        // The others are always checked.
+        let by_program = |r: &Rule| -> Option<ProgramKeys> {
             let c = &r.when;
             let shell_tools = matches!(&c.tool, Some(crate::model::ToolMatcher::Names(names))
                 if names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor")));
             if !shell_tools || !c.keywords.is_empty() || c.field.is_some() || c.command.is_empty() {
                 return None;
             }
-            let mut keys = BTreeSet::new();
+            let mut keys = ProgramKeys::default();
             for pattern in &c.command {
                 if pattern.program.is_empty() {
                     return None;
@@ -413,11 +414,15 @@ pub fn compile(
                     None => vec![String::new()],
                 };
                 for name in pattern.program.iter().flat_map(|p| p.split('|')) {
-                    if name.is_empty() || name.contains(['*', '?', '\\']) {
+                    if name.is_empty() {
                         return None;
                     }
+                    if name.contains(['*', '?', '\\']) {
+                        keys.globs.insert((name.to_owned(), !pattern.writes.is_empty()));
+                        continue;
+                    }
                     let name = name.to_ascii_lowercase();
-                    keys.extend(firsts.iter().map(|first| (name.clone(), first.clone())));
+                    keys.names.extend(firsts.iter().map(|first| (name.clone(), first.clone())));
                 }
             }
             Some(keys)
@@ -427,24 +432,35 @@ pub fn compile(
             .filter(|(_, r)| r.when.keywords.is_empty() && by_program(r).is_none())
             .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
             .collect();
-        let mut programs: Vec<(String, String, u32)> = of_event
+        let keyed: Vec<(ProgramKeys, u32)> = of_event
             .iter()
             .filter_map(|(i, r)| Some((by_program(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
-            .flat_map(|(keys, i)| keys.into_iter().map(move |(n, w)| (n, w, i)))
             .collect();
-        programs.sort();
+        let mut programs: Vec<(&str, &str, u32)> = keyed
+            .iter()
+            .flat_map(|(keys, i)| keys.names.iter().map(move |(n, w)| (n.as_str(), w.as_str(), *i)))
+            .collect();
+        programs.sort_unstable();
         let mut program_words = Vec::with_capacity(programs.len() * 5);
-        for (name, first, rule) in &programs {
+        for (name, first, rule) in programs {
             let (name, first) = (w.str(name), w.str(first));
             program_words.extend_from_slice(&[
                 name.offset,
                 name.len,
                 first.offset,
                 first.len,
-                *rule,
+                rule,
             ]);
         }
         let programs = w.list(&program_words);
+        let mut glob_words = Vec::new();
+        for (keys, rule) in &keyed {
+            for (glob, writes) in &keys.globs {
+                let glob = w.str(glob);
+                glob_words.extend_from_slice(&[glob.offset, glob.len, u32::from(*writes), *rule]);
+            }
+        }
+        let globs = w.list(&glob_words);
         let fields: BTreeSet<&str> = of_event
             .iter()
             .filter(|(_, r)| {
@@ -464,6 +480,8 @@ pub fn compile(
         record[event::FIELDS_L + 1] = fields.len;
         record[event::PROGRAMS_L] = programs.offset;
         record[event::PROGRAMS_L + 1] = programs.len;
+        record[event::GLOBS_L] = globs.offset;
+        record[event::GLOBS_L + 1] = globs.len;
         for word in record {
             events.extend_from_slice(&word.to_le_bytes());
         }
@@ -675,4 +693,14 @@ fn state_events(rules: &[&Rule], flags: u32) -> u64 {
         mask |= event_bit(EventKind::PreCompact);
     }
     mask
+}
+
+/// What a shell-tool rule's `command` patterns need the command to run (see `compile`'s
+/// per-event records).
+#[derive(Default)]
+struct ProgramKeys {
+    /// Program names in ASCII lowercase, each with a first operand (empty: any).
+    names: BTreeSet<(String, String)>,
+    /// Program globs, each with whether its pattern is on what commands write.
+    globs: BTreeSet<(String, bool)>,
 }

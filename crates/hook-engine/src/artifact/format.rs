@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -228,14 +228,18 @@ pub mod event {
     pub const ALWAYS_L: usize = 0;
     /// The texts keyword rules of the event read: list of strings (empty = default text).
     pub const FIELDS_L: usize = 2;
-    /// Rules of the shell tools (`Bash`, `PowerShell`, `Monitor`) found by the programs the
-    /// call's command runs (their `command` patterns name programs without globs): a list of
-    /// `[name offset, name len, first offset, first len, rule]`, sorted by name then first.
-    /// The name is a program's, the first a word its command's first operand must be (both in
-    /// ASCII lowercase); an empty first: any command of the program.
+    /// Rules of the shell tools (`Bash`, `PowerShell`, `Monitor`) on the default text, found by
+    /// the programs the call's command runs (each a rule's every `command` pattern can match):
+    /// a list of `[name offset, name len, first offset, first len, rule]`, sorted by name then
+    /// first. The name is a program's, the first a word its command's first operand must be
+    /// (both in ASCII lowercase); an empty first: any command of the program.
     pub const PROGRAMS_L: usize = 4;
+    /// The same rules' patterns whose programs are globs: a list of `[glob offset, glob len,
+    /// writes, rule]`, found when a program the command runs matches the glob (`writes` 1: and
+    /// some command of the text writes to a file).
+    pub const GLOBS_L: usize = 6;
     /// Words per event.
-    pub const LEN: usize = 6;
+    pub const LEN: usize = 8;
 }
 
 /// Decision codes in [`rule::KINDS`] byte 1.

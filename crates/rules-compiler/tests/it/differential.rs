@@ -321,3 +321,104 @@ fn regexes_agree_with_regex_using_ascii_word_boundaries() {
     assert!(cases >= 10_000);
     assert!(hits >= 1_000, "only {hits} matches");
 }
+
+const PROGRAMS: &[&str] = &["git", "GIT", "rm", "docker", "kubectl", "python3", "mkfs.ext4", "cat"];
+const PROGRAM_GLOBS: &[&str] = &["python*", "mkfs.*", "*", "d?cker", "git|rm", "k*|cat"];
+const WORDS: &[&str] =
+    &["push", "PUSH", "reset", "rm", "-rf", "/", "main", "--force", "a.txt", "x"];
+
+fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
+    let program = if rng.below(3) == 0 { rng.pick(PROGRAM_GLOBS) } else { rng.pick(PROGRAMS) };
+    let subcommand = match rng.below(4) {
+        0 => vec![format!("{}|{}", rng.pick(WORDS), rng.pick(WORDS))],
+        1 => vec![rng.pick(WORDS).to_owned(), rng.pick(WORDS).to_owned()],
+        2 => vec!["p*".to_owned()],
+        _ => Vec::new(),
+    };
+    hook_engine::command::Pattern {
+        program: vec![program.to_owned()],
+        subcommand,
+        flags: if rng.below(4) == 0 {
+            vec![rng.pick(&["-f|--force", "!-n"]).to_owned()]
+        } else {
+            Vec::new()
+        },
+        args: if rng.below(4) == 0 {
+            vec![rng.pick(&["/", "main", "*.txt"]).to_owned()]
+        } else {
+            Vec::new()
+        },
+        writes: if rng.below(5) == 0 {
+            vec![rng.pick(&["*.txt", "/etc/*"]).to_owned()]
+        } else {
+            Vec::new()
+        },
+        piped_from: Vec::new(),
+    }
+}
+
+fn command_line(rng: &mut Rng) -> String {
+    let commands: Vec<String> = (0..1 + rng.below(4))
+        .map(|_| {
+            let mut words = vec![rng.pick(PROGRAMS).to_owned()];
+            words.extend((0..rng.below(4)).map(|_| rng.pick(WORDS).to_owned()));
+            if rng.below(6) == 0 {
+                words.push(format!("> {}", rng.pick(&["a.txt", "/etc/hosts", "out"])));
+            }
+            words.join(" ")
+        })
+        .collect();
+    commands.join(rng.pick(&[" && ", "; ", " | "]))
+}
+
+/// The hooks find a shell rule by the programs (and first operands, and globs) its patterns
+/// need (`event::PROGRAMS_L`, `event::GLOBS_L`); explain checks every rule. They must agree on
+/// what fires, whatever the patterns and the command.
+#[test]
+fn the_program_index_finds_every_command_rule_that_fires() {
+    let mut rng = Rng(7);
+    let (mut cases, mut hits) = (0, 0);
+    for _ in 0..40 {
+        let rules: Vec<Rule> = (0..30)
+            .map(|i| {
+                let patterns = (0..1 + rng.below(3)).map(|_| command_pattern(&mut rng)).collect();
+                rule(
+                    i,
+                    EventKind::PreToolUse,
+                    Conditions {
+                        tool: Some(rules_compiler::ToolMatcher::Names(vec!["Bash".into()])),
+                        command: patterns,
+                        ..Conditions::default()
+                    },
+                )
+            })
+            .collect();
+        let bytes = compiled(&rules);
+        let artifact = Artifact::parse(bytes.as_slice()).unwrap();
+        let engine = Engine::new(artifact).unwrap();
+        for _ in 0..50 {
+            let command = command_line(&mut rng);
+            let payload = json!({
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": { "command": command },
+            });
+            let facts = Facts {
+                kind: EventKind::PreToolUse,
+                payload: &payload,
+                project_root: Some(Path::new("/p")),
+                state: SessionState::default(),
+                bracket: hook_engine::Bracket::Fresh,
+            };
+            let ids = |mode| -> BTreeSet<String> {
+                let evaluation = engine.evaluate(&facts, mode).unwrap();
+                evaluation.fired.into_iter().map(|f| f.id).collect()
+            };
+            let (answered, explained) = (ids(Mode::Answer), ids(Mode::Explain));
+            assert_eq!(answered, explained, "{command}");
+            cases += 1;
+            hits += answered.len();
+        }
+    }
+    assert!(hits >= cases / 2, "only {hits} rules fired in {cases} commands");
+}
