@@ -383,6 +383,9 @@ struct Shared {
     /// Whether a `program` glob (an interned string: rules share them) names a program of the
     /// text of a field, by (field, glob).
     programs: RefCell<BTreeMap<(u32, u32, u32, u32), bool>>,
+    /// What a `command` condition matched, by (field, pattern list): all it depends on (a rule
+    /// that fires is matched again to be shown).
+    matched: RefCell<BTreeMap<(u32, u32, u32, u32), CommandMatch>>,
     prompt_terms: OnceCell<Vec<String>>,
     path_terms: OnceCell<Vec<String>>,
 }
@@ -1356,9 +1359,28 @@ impl<'a> Engine<'a> {
         facts: &Facts<'_>,
         scan: &Scan,
     ) -> Result<CommandMatch, ArtifactError> {
-        if r.list_ref(rule::COMMAND_L).len == 0 {
+        let list = r.list_ref(rule::COMMAND_L);
+        if list.len == 0 {
             return Ok(CommandMatch::NoCondition);
         }
+        let field = field_key_of(r.str_ref(rule::FIELD_S));
+        let key = (field.0, field.1, list.offset, list.len);
+        if let Some(known) = scan.shared.matched.borrow().get(&key) {
+            return Ok(known.clone());
+        }
+        let found = self.match_command(effort, r, facts, scan)?;
+        scan.shared.matched.borrow_mut().insert(key, found.clone());
+        Ok(found)
+    }
+
+    /// [`Engine::matched_command`], found.
+    fn match_command(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        scan: &Scan,
+    ) -> Result<CommandMatch, ArtifactError> {
         let parsed = self.commands(effort, r, facts, scan)?;
         let mut patterns = self.command_patterns(effort, r, &parsed, scan)?;
         if patterns.is_empty() {
@@ -1703,7 +1725,7 @@ fn field_key_of(field: StrRef) -> (u32, u32) {
 }
 
 /// How a rule's `command` condition went.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum CommandMatch {
     /// The rule has none.
     NoCondition,
