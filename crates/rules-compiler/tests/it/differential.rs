@@ -358,7 +358,7 @@ fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
 }
 
 fn command_line(rng: &mut Rng) -> String {
-    let commands: Vec<String> = (0..1 + rng.below(4))
+    let commands: Vec<String> = (0..=rng.below(4))
         .map(|_| {
             let mut words = vec![rng.pick(PROGRAMS).to_owned()];
             words.extend((0..rng.below(4)).map(|_| rng.pick(WORDS).to_owned()));
@@ -381,7 +381,7 @@ fn the_program_index_finds_every_command_rule_that_fires() {
     for _ in 0..40 {
         let rules: Vec<Rule> = (0..30)
             .map(|i| {
-                let patterns = (0..1 + rng.below(3)).map(|_| command_pattern(&mut rng)).collect();
+                let patterns = (0..=rng.below(3)).map(|_| command_pattern(&mut rng)).collect();
                 rule(
                     i,
                     EventKind::PreToolUse,

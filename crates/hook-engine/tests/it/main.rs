@@ -1,0 +1,3 @@
+//! hook-engine's integration tests.
+
+mod readings;
