@@ -17,7 +17,6 @@
 //! one string and two vectors however many words there are.
 
 use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 use std::ops::Range;
 
 /// How deep commands nest (`$(…)` in `bash -c` in a subshell …) before the rest is read as
@@ -36,7 +35,8 @@ pub enum Dialect {
 /// The simple commands a command line runs.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
-    /// Every word, unquoted, one after the other.
+    /// The text of every reading, each followed by the words read from it that are not spans
+    /// of it (unquoted, joined, fed), one after the other.
     text: String,
     /// The words, as ranges of `text`.
     words: Vec<Span>,
@@ -93,24 +93,38 @@ fn index(i: usize) -> u32 {
     u32::try_from(i).unwrap_or(u32::MAX)
 }
 
+/// A `Raw` index that is not there (no index of a reading comes near it).
+const NONE: u32 = u32::MAX;
+
+/// `i` as an optional stored index.
+fn some(i: u32) -> Option<usize> {
+    (i != NONE).then_some(i as usize)
+}
+
+/// The most program names [`parse`] looks for in a list before it indexes them.
+const FEW_NAMES: usize = 16;
+
 /// The longest text [`parse`] reads: the rest of a longer one is left unread (and that is
 /// known: [`Parsed::exhausted`]). Its readings then hold at most [`max_word_bytes`] of it, well
 /// within what a [`Span`] can index.
 pub const MAX_TEXT: usize = 64 << 20;
 
-/// A command as stored: its words and where its program is among them.
+/// A command as stored: its words and where its program is among them. In 28 bytes: a long
+/// script holds thousands.
 #[derive(Clone, Debug)]
 struct Raw {
     /// Indices into `words`: everything the command line gave it, wrappers included.
     words: Span,
     /// The index in `words` of its program (after assignments and wrappers).
     program: u32,
-    /// What a heredoc or here-string feeds it: an index into `words`.
-    stdin: Option<u32>,
-    /// The files its output goes to (`> file`, `>> file`): indices into `words`.
-    writes: Span,
-    /// The command whose output it reads through a pipe: an index into `commands`.
-    piped_from: Option<u32>,
+    /// What a heredoc or here-string feeds it: an index into `words`, or [`NONE`].
+    stdin: u32,
+    /// The end of the files its output goes to (`> file`, `>> file`), indices into `words`
+    /// that follow its words.
+    writes_end: u32,
+    /// The command whose output it reads through a pipe: an index into `commands`, or
+    /// [`NONE`].
+    piped_from: u32,
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
     /// Whether its program has been found and its inline commands read.
@@ -172,19 +186,20 @@ impl<'p> Command<'p> {
     /// The files its output is written to (`> /etc/hosts`, `>> log`, `&> out`).
     pub fn writes(&self) -> impl ExactSizeIterator<Item = &'p str> + 'p {
         let parsed = self.parsed;
-        self.raw.writes.range().map(move |i| parsed.word(i))
+        let start = self.raw.words.range().end;
+        (start..(self.raw.writes_end as usize).max(start)).map(move |i| parsed.word(i))
     }
 
     /// The command whose output it reads through a pipe (`curl … | sh`).
     pub fn piped_from(&self) -> Option<Command<'p>> {
-        let index = self.raw.piped_from? as usize;
+        let index = some(self.raw.piped_from)?;
         let raw = self.parsed.commands.get(index)?;
         Some(Command { parsed: self.parsed, raw, index })
     }
 
     /// What a heredoc or here-string gives it on standard input.
     pub fn stdin(&self) -> Option<&'p str> {
-        self.raw.stdin.map(|i| self.parsed.word(i as usize))
+        some(self.raw.stdin).map(|i| self.parsed.word(i))
     }
 
     /// The words it was given before its program: assignments and wrappers (`sudo -u root`).
@@ -278,10 +293,11 @@ pub fn parse(text: &str, dialect: Dialect) -> Parsed {
         cut -= 1;
     }
     let (text, unread) = text.split_at(cut);
-    // Room for the words of the text itself, made at once: growing by copies would touch twice
-    // the memory (pages a process touches first cost it more than the copying).
+    // Room for the text and the words made of it, at once: growing by copies would touch
+    // twice the memory (pages a process touches first cost it more than the copying), and room
+    // left unused is never touched.
     let mut parsed = Parsed {
-        text: String::with_capacity(text.len()),
+        text: String::with_capacity(text.len().saturating_mul(2)),
         words: Vec::with_capacity(text.len() / 4),
         commands: Vec::with_capacity(text.len() / 16),
         budget: REREADS.saturating_mul(text.len().saturating_add(1)),
@@ -290,24 +306,37 @@ pub fn parse(text: &str, dialect: Dialect) -> Parsed {
     parsed.exhausted = !unread.is_empty();
     read(&mut parsed, text, dialect, 0);
     // By name, in their order. A name's first bytes are compared as a number before the name
-    // is (most names differ there), and a text naming thousands stays O(n log n).
-    let mut names: Vec<(String, Vec<usize>)> = Vec::new();
+    // is (most names differ there). A text runs few programs: they are looked for in a short
+    // list; a text naming more than `FEW_NAMES` is indexed instead, and stays O(n log n).
+    let mut names: Vec<(u64, &str, Vec<usize>)> = Vec::new();
     let mut index: BTreeMap<(u64, &str), usize> = BTreeMap::new();
     for (i, command) in parsed.commands().enumerate() {
         let name = command.name();
         let mut first = [0u8; 8];
         let len = name.len().min(8);
         first[..len].copy_from_slice(&name.as_bytes()[..len]);
-        match index.entry((u64::from_be_bytes(first), name)) {
-            Entry::Occupied(at) => names[*at.get()].1.push(i),
-            Entry::Vacant(entry) => {
-                entry.insert(names.len());
-                names.push((name.to_owned(), vec![i]));
+        let key = (u64::from_be_bytes(first), name);
+        let known = if names.len() <= FEW_NAMES {
+            names.iter().position(|(prefix, n, _)| *prefix == key.0 && *n == name)
+        } else {
+            index.get(&key).copied()
+        };
+        match known {
+            Some(at) => names[at].2.push(i),
+            None => {
+                if names.len() == FEW_NAMES {
+                    index.extend(names.iter().enumerate().map(|(at, (p, n, _))| ((*p, *n), at)));
+                }
+                if names.len() >= FEW_NAMES {
+                    index.insert(key, names.len());
+                }
+                names.push((key.0, name, vec![i]));
             }
         }
     }
-    let order: Vec<usize> = index.into_values().collect();
-    parsed.names = order.into_iter().map(|at| std::mem::take(&mut names[at])).collect();
+    names.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let names = names.into_iter().map(|(_, name, at)| (name.to_owned(), at)).collect();
+    parsed.names = names;
     parsed
 }
 
@@ -322,7 +351,10 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
         parsed.budget = left;
     }
     let first = parsed.commands.len();
-    Lexer::new(text, 0, dialect, depth, parsed).list(false);
+    // The text itself is kept: a word that is all plain bytes is a span of it, not a copy.
+    let base = parsed.text.len();
+    parsed.text.push_str(text);
+    Lexer::new(text, base, 0, dialect, depth, parsed).list(false);
     // The commands this reading found (nested ones included): wrappers skipped, and what
     // inline shells run read in turn (appended, and settled by that reading).
     for index in first..parsed.commands.len() {
@@ -365,10 +397,10 @@ enum Inline {
 /// (`echo 'rm -rf /' | sh`, `echo /etc | xargs rm -rf`, `echo 'DROP TABLE t' | psql`).
 fn feed(parsed: &mut Parsed, index: usize) {
     let raw = &parsed.commands[index];
-    if raw.stdin.is_some() {
+    if raw.stdin != NONE {
         return;
     }
-    let Some(at) = raw.piped_from.map(|at| at as usize) else { return };
+    let Some(at) = some(raw.piped_from) else { return };
     let Some(from) = parsed.commands.get(at) else { return };
     let command = Command { parsed, raw: from, index: at };
     let name = command.name();
@@ -391,13 +423,13 @@ fn feed(parsed: &mut Parsed, index: usize) {
     let start = parsed.text.len();
     parsed.text.push_str(&text);
     parsed.words.push(Span::new(start..parsed.text.len()));
-    parsed.commands[index].stdin = Some(self::index(parsed.words.len() - 1));
+    parsed.commands[index].stdin = self::index(parsed.words.len() - 1);
 }
 
 /// Finds command `index`'s program past assignments and wrappers; says what it runs inline.
 fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let Raw { words, stdin, .. } = parsed.commands[index].clone();
-    let (words, stdin) = (words.range(), stdin.map(|i| i as usize));
+    let (words, stdin) = (words.range(), some(stdin));
     let (i, xargs) = match program_of(parsed, words.clone()) {
         Ok(found) => found,
         Err(query) => {
@@ -412,6 +444,20 @@ fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let mut buffer = [0u8; 16];
     let name = lowercase(basename(parsed.word(i)), &mut buffer);
     let rest = i + 1..words.end;
+    // Most programs run nothing inline: they are told apart without trying each reader.
+    if !may_run_inline(name) {
+        debug_assert!(
+            runner(parsed, name, rest.clone()).is_none()
+                && !is_interpreter(name)
+                && !matches!(name, "eval" | "find")
+                && run_elsewhere(parsed, name, rest.clone()).is_none()
+                && !is_shell(name),
+            "`{name}` runs something inline: name it in INLINE_NAMES"
+        );
+        if !(xargs && stdin.is_some()) {
+            return None;
+        }
+    }
     if let Some(runs) = runner(parsed, name, rest.clone()) {
         return Some(Inline::Argv(runs));
     }
@@ -905,6 +951,78 @@ fn may_wrap(name: &str) -> bool {
     })
 }
 
+/// The programs (in ASCII lowercase) whose arguments or input `settle` reads as commands: tool
+/// runners, interpreters (and every `python…`), `eval`, programs that run commands elsewhere,
+/// shells, `find`. A name not here is told apart by its length and ends alone
+/// ([`may_run_inline`]); a debug assertion in `settle` catches a reader of a name left out.
+const INLINE_NAMES: &[&str] = &[
+    "bundle",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "hatch",
+    "rye",
+    "python",
+    "node",
+    "nodejs",
+    "deno",
+    "perl",
+    "ruby",
+    "php",
+    "eval",
+    "docker",
+    "podman",
+    "nerdctl",
+    "kubectl",
+    "oc",
+    "ssh",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "ash",
+    "mksh",
+    "fish",
+    "busybox-sh",
+    "find",
+];
+
+/// For each length up to 16, the first and the last bytes of [`INLINE_NAMES`] of that length
+/// (bit `b % 64` of each); names from `python` up to 16 bytes long, whatever they end with.
+const INLINE_ENDS: [(u64, u64); 17] = {
+    let mut ends = [(0u64, 0u64); 17];
+    let mut i = 0;
+    while i < INLINE_NAMES.len() {
+        let name = INLINE_NAMES[i].as_bytes();
+        ends[name.len()].0 |= 1 << (name[0] % 64);
+        ends[name.len()].1 |= 1 << (name[name.len() - 1] % 64);
+        i += 1;
+    }
+    let mut len = b"python".len();
+    while len < ends.len() {
+        ends[len].0 |= 1 << (b'p' % 64);
+        ends[len].1 = u64::MAX;
+        len += 1;
+    }
+    ends
+};
+
+/// Whether `name` (lowercase) may be one whose commands `settle` reads.
+fn may_run_inline(name: &str) -> bool {
+    let (Some(&first), Some(&last)) = (name.as_bytes().first(), name.as_bytes().last()) else {
+        return false;
+    };
+    INLINE_ENDS.get(name.len()).is_some_and(|(starts, ends)| {
+        starts & (1 << (first % 64)) != 0 && ends & (1 << (last % 64)) != 0
+    })
+}
+
 /// `word` in ASCII lowercase, in `buffer`; empty when it is longer than the buffer (no program
 /// these lists name is).
 pub(crate) fn lowercase<'b>(word: &'b str, buffer: &'b mut [u8; 16]) -> &'b str {
@@ -967,6 +1085,8 @@ struct Lexer<'s, 'p> {
     /// The text, and its bytes.
     t: &'s str,
     s: &'s [u8],
+    /// Where the text's copy begins in `parsed.text`.
+    base: usize,
     i: usize,
     dialect: Dialect,
     depth: u8,
@@ -987,6 +1107,7 @@ struct Lexer<'s, 'p> {
 impl<'s> Lexer<'s, '_> {
     fn new<'p>(
         t: &'s str,
+        base: usize,
         i: usize,
         dialect: Dialect,
         depth: u8,
@@ -995,6 +1116,7 @@ impl<'s> Lexer<'s, '_> {
         Lexer {
             t,
             s: t.as_bytes(),
+            base,
             i,
             dialect,
             depth,
@@ -1099,10 +1221,10 @@ impl<'s> Lexer<'s, '_> {
             let at = self.parsed.words.len();
             self.parsed.commands.push(Raw {
                 words: Span::new(at..at),
-                writes: Span::new(at..at),
+                writes_end: index(at),
                 program: index(at),
-                stdin: None,
-                piped_from: self.pipe.take().map(index),
+                stdin: NONE,
+                piped_from: self.pipe.take().map_or(NONE, index),
                 depth: self.depth,
                 settled: false,
             });
@@ -1116,10 +1238,12 @@ impl<'s> Lexer<'s, '_> {
         let start = self.parsed.words.len();
         self.parsed.words.append(&mut self.words);
         let middle = self.parsed.words.len();
-        self.parsed.words.append(&mut self.writes);
+        if !self.writes.is_empty() {
+            self.parsed.words.append(&mut self.writes);
+        }
         let raw = &mut self.parsed.commands[at];
         raw.words = Span::new(start..middle);
-        raw.writes = Span::new(middle..self.parsed.words.len());
+        raw.writes_end = index(self.parsed.words.len());
         raw.program = index(start);
     }
 
@@ -1134,7 +1258,8 @@ impl<'s> Lexer<'s, '_> {
     /// skips it, balancing parentheses.
     fn nested(&mut self) {
         if self.depth + 1 < MAX_DEPTH {
-            let mut inner = Lexer::new(self.t, self.i, self.dialect, self.depth + 1, self.parsed);
+            let mut inner =
+                Lexer::new(self.t, self.base, self.i, self.dialect, self.depth + 1, self.parsed);
             inner.list(true);
             self.i = inner.i;
         } else {
@@ -1225,7 +1350,7 @@ impl<'s> Lexer<'s, '_> {
 
     fn set_stdin(&mut self, at: usize, word: Span) {
         self.parsed.words.push(word);
-        self.parsed.commands[at].stdin = Some(index(self.parsed.words.len() - 1));
+        self.parsed.commands[at].stdin = index(self.parsed.words.len() - 1);
     }
 
     fn blanks(&mut self) {
@@ -1309,12 +1434,11 @@ impl<'s> Lexer<'s, '_> {
                 b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')'
             )
         });
-        let Some(word) = self.t.get(self.i..self.i + len).filter(|_| len > 0 && ends) else {
+        if len == 0 || !ends || self.t.get(self.i..self.i + len).is_none() {
             return false;
-        };
-        let start = self.parsed.text.len();
-        self.parsed.text.push_str(word);
-        self.words.push(Span::new(start..self.parsed.text.len()));
+        }
+        let start = self.base + self.i;
+        self.words.push(Span::new(start..start + len));
         self.i += len;
         true
     }
@@ -1807,6 +1931,32 @@ mod tests {
                 let _ = command.to_string();
             }
             let _ = parse(text, Dialect::PowerShell);
+        }
+    }
+
+    #[test]
+    fn programs_are_listed_by_name_however_many() {
+        for count in [1, 3, 16, 17, 40] {
+            // Names sharing their first eight bytes, and not, in an order of their own.
+            let names: Vec<String> = (0..count)
+                .map(|i| match i % 3 {
+                    0 => format!("program-{:02}", (i * 7) % count),
+                    1 => format!("p{}", (i * 5) % count),
+                    _ => format!("program-{:02}-long", (i * 11) % count),
+                })
+                .collect();
+            let text: Vec<String> = names.iter().chain(&names).map(|n| format!("{n} x")).collect();
+            let parsed = parse(&text.join("; "), Dialect::Posix);
+            let listed: Vec<(&str, &[usize])> = parsed.by_name().collect();
+            assert!(listed.windows(2).all(|w| w[0].0 < w[1].0), "{count}: {listed:?}");
+            let mut seen: Vec<usize> =
+                listed.iter().flat_map(|(_, at)| at.iter().copied()).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..parsed.commands().len()).collect::<Vec<_>>(), "{count}");
+            for (name, at) in listed {
+                assert!(at.windows(2).all(|w| w[0] < w[1]));
+                assert!(at.iter().all(|&i| parsed.command(i).unwrap().name() == name));
+            }
         }
     }
 
