@@ -25,7 +25,8 @@ use hook_fuzz::Target;
 use crate::release::host_triple;
 use crate::workspace::{cargo, root};
 
-const USAGE: &str = "usage: cargo xtask fuzz [payload|pack|artifact|memory|shell] [--seconds N]";
+const USAGE: &str =
+    "usage: cargo xtask fuzz [payload|pack|artifact|memory|shell] [--seconds N] [--jobs N]";
 
 /// `SanitizerCoverage` as `cargo fuzz` sets it, from flags stable rustc accepts: 8-bit edge
 /// counters and the PC table (libFuzzer's coverage), comparison tracing (so that the fuzzer
@@ -45,10 +46,12 @@ const TIMEOUT_SECONDS: u32 = 5;
 struct Options {
     targets: Vec<Target>,
     seconds: u32,
+    /// Fuzzing processes at once (libFuzzer's `-fork`): 1 runs the target itself.
+    jobs: u32,
 }
 
 fn parse(args: &[&str]) -> anyhow::Result<Options> {
-    let mut options = Options { targets: Target::ALL.to_vec(), seconds: 60 };
+    let mut options = Options { targets: Target::ALL.to_vec(), seconds: 60, jobs: 1 };
     let mut named = None;
     let mut args = args.iter();
     while let Some(&arg) = args.next() {
@@ -57,6 +60,11 @@ fn parse(args: &[&str]) -> anyhow::Result<Options> {
                 let n = args.next().context(USAGE)?;
                 options.seconds = n.parse().with_context(|| format!("--seconds {n}: {USAGE}"))?;
                 ensure!(options.seconds > 0, "--seconds must be at least 1");
+            }
+            "--jobs" => {
+                let n = args.next().context(USAGE)?;
+                options.jobs = n.parse().with_context(|| format!("--jobs {n}: {USAGE}"))?;
+                ensure!(options.jobs > 0, "--jobs must be at least 1");
             }
             name if named.is_none() && !name.starts_with('-') => {
                 let target = Target::from_name(name)
@@ -96,6 +104,10 @@ impl Stats {
             stats.cov = field(line, "cov:").unwrap_or(0);
             stats.ft = field(line, "ft:").unwrap_or(0);
             stats.corpus = field(line, "corp:").unwrap_or(0);
+            // With `-fork`, the parent reports no final `stat::` lines: its last status line
+            // counts every process's executions (`#N: cov: …`).
+            stats.runs = field(line, "#").unwrap_or(0);
+            stats.exec_per_sec = field(line, "exec/s:").unwrap_or(0);
         }
         for line in log.lines() {
             if let Some(n) = field(line, "stat::number_of_executed_units:") {
@@ -116,7 +128,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
 
     let mut found = Vec::new();
     for target in &options.targets {
-        found.extend(run_target(&fuzz, &bin_dir, *target, options.seconds)?);
+        found.extend(run_target(&fuzz, &bin_dir, *target, options.seconds, options.jobs)?);
     }
     if found.is_empty() {
         return Ok(());
@@ -164,6 +176,7 @@ fn run_target(
     bin_dir: &Path,
     target: Target,
     seconds: u32,
+    jobs: u32,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let name = target.name();
     let corpus = fuzz.join("corpus").join(name);
@@ -195,6 +208,7 @@ fn run_target(
         .arg(format!("-timeout={TIMEOUT_SECONDS}"))
         .arg("-rss_limit_mb=2048")
         .arg("-print_final_stats=1")
+        .args((jobs > 1).then(|| format!("-fork={jobs}")))
         .arg({
             let mut arg = std::ffi::OsString::from("-artifact_prefix=");
             arg.push(&prefix);
@@ -270,6 +284,9 @@ mod tests {
         assert!(parse(&["nothing"]).is_err());
         assert!(parse(&["--seconds", "0"]).is_err());
         assert!(parse(&["pack", "memory"]).is_err());
+        let forked = parse(&["shell", "--jobs", "2"]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((forked.targets, forked.jobs), (vec![Target::Shell], 2));
+        assert!(parse(&["--jobs", "0"]).is_err());
     }
 
     #[test]
@@ -282,6 +299,15 @@ mod tests {
         assert_eq!(
             (stats.runs, stats.exec_per_sec, stats.cov, stats.ft, stats.corpus),
             (44082, 2099, 3366, 4993, 484)
+        );
+        // `-fork`: no `stat::` lines; the last status line counts every process's executions.
+        let forked = "#1000: cov: 100 ft: 200 corp: 10 exec/s: 0 oom/timeout/crash: 0/0/0\n\
+                      #9876543: cov: 1831 ft: 13124 corp: 3364 exec/s: 4100 oom/timeout/crash: \
+                      0/0/0 time: 2400s job: 80 dft_time: 0\n";
+        let stats = Stats::read(forked);
+        assert_eq!(
+            (stats.runs, stats.exec_per_sec, stats.cov, stats.ft, stats.corpus),
+            (9_876_543, 4100, 1831, 13124, 3364)
         );
     }
 

@@ -6,7 +6,7 @@
 //! - `demo`: replays `examples/` through the real binaries and prints each answer;
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
 //! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`;
-//! - `fuzz [TARGET] [--seconds N]`: libFuzzer on stable, each target (or one) for N seconds;
+//! - `fuzz [TARGET] [--seconds N] [--jobs N]`: libFuzzer on stable, each target (or one) for N seconds;
 //! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code;
 //! - `guard-corpus [--builtin PACKS] [--misses]`: the guards' recall and precision on
 //!   `corpus/guard/`.
@@ -39,9 +39,10 @@ commands:
   demo                replay examples/ through the hook binaries and print each answer
   tidy                check the house rules no compiler checks
   dist                build the hook binaries for release (static where possible) into target/dist/bin
-  fuzz [TARGET] [--seconds N]
+  fuzz [TARGET] [--seconds N] [--jobs N]
                       build the libFuzzer targets (fuzz/) and run each (payload, pack, artifact,
-                      memory), or TARGET, for N seconds (default 60); fails if one finds an input
+                      memory, shell), or TARGET, for N seconds (default 60), in N processes at
+                      once (--jobs, libFuzzer's -fork); fails if one finds an input
   e2e [SCENARIO...]   install the pinned Claude Code and run e2e/scenarios/ (or those named)
                       against a scripted model
   guard-corpus [--builtin PACK,PACK...] [--misses]
