@@ -15,6 +15,7 @@
 //! them makes the command fail. A found input goes, minimized (`-minimize_crash=1`), to
 //! `fuzz/regressions/<target>/`, where `cargo test` replays it.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -46,7 +47,8 @@ const TIMEOUT_SECONDS: u32 = 5;
 struct Options {
     targets: Vec<Target>,
     seconds: u32,
-    /// Fuzzing processes at once (libFuzzer's `-fork`): 1 runs the target itself.
+    /// Fuzzing processes at once (libFuzzer's `-jobs`, each over the whole corpus, sharing
+    /// what they find): 1 runs the target itself.
     jobs: u32,
 }
 
@@ -91,6 +93,18 @@ struct Stats {
 }
 
 impl Stats {
+    /// What several jobs did together: their executions and speeds added, the widest
+    /// coverage and corpus.
+    fn sum(each: &[Stats]) -> Stats {
+        Stats {
+            runs: each.iter().map(|s| s.runs).sum(),
+            exec_per_sec: each.iter().map(|s| s.exec_per_sec).sum(),
+            cov: each.iter().map(|s| s.cov).max().unwrap_or(0),
+            ft: each.iter().map(|s| s.ft).max().unwrap_or(0),
+            corpus: each.iter().map(|s| s.corpus).max().unwrap_or(0),
+        }
+    }
+
     /// Reads the last status line (`#N ... cov: C ft: F corp: K/...`) and the final
     /// `stat::` lines of libFuzzer's output.
     fn read(log: &str) -> Stats {
@@ -104,8 +118,7 @@ impl Stats {
             stats.cov = field(line, "cov:").unwrap_or(0);
             stats.ft = field(line, "ft:").unwrap_or(0);
             stats.corpus = field(line, "corp:").unwrap_or(0);
-            // With `-fork`, the parent reports no final `stat::` lines: its last status line
-            // counts every process's executions (`#N: cov: …`).
+            // A run cut short reports no final `stat::` lines: its last status line counts.
             stats.runs = field(line, "#").unwrap_or(0);
             stats.exec_per_sec = field(line, "exec/s:").unwrap_or(0);
         }
@@ -208,7 +221,11 @@ fn run_target(
         .arg(format!("-timeout={TIMEOUT_SECONDS}"))
         .arg("-rss_limit_mb=2048")
         .arg("-print_final_stats=1")
-        .args((jobs > 1).then(|| format!("-fork={jobs}")))
+        .args(if jobs > 1 {
+            vec![format!("-jobs={jobs}"), format!("-workers={jobs}")]
+        } else {
+            vec![]
+        })
         .arg({
             let mut arg = std::ffi::OsString::from("-artifact_prefix=");
             arg.push(&prefix);
@@ -218,8 +235,23 @@ fn run_target(
         .stderr(log)
         .status()
         .with_context(|| format!("running {}", bin_dir.join(name).display()))?;
-    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-    let stats = Stats::read(&text);
+    let mut text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let stats = if jobs > 1 {
+        // Each job logs to `fuzz-<job>.log` where it runs: gathered into the target's log.
+        let mut each = Vec::new();
+        for job in 0..jobs {
+            let path = fuzz.join(format!("fuzz-{job}.log"));
+            let job_log = std::fs::read_to_string(&path).unwrap_or_default();
+            each.push(Stats::read(&job_log));
+            let _ = writeln!(text, "\n== job {job} ==\n{job_log}");
+            let _ = std::fs::remove_file(&path);
+        }
+        std::fs::write(&log_path, &text)
+            .with_context(|| format!("writing {}", log_path.display()))?;
+        Stats::sum(&each)
+    } else {
+        Stats::read(&text)
+    };
     let found: Vec<PathBuf> = listing(&artifacts)?
         .into_iter()
         .filter(|p| !before.contains(p))
@@ -300,14 +332,19 @@ mod tests {
             (stats.runs, stats.exec_per_sec, stats.cov, stats.ft, stats.corpus),
             (44082, 2099, 3366, 4993, 484)
         );
-        // `-fork`: no `stat::` lines; the last status line counts every process's executions.
-        let forked = "#1000: cov: 100 ft: 200 corp: 10 exec/s: 0 oom/timeout/crash: 0/0/0\n\
-                      #9876543: cov: 1831 ft: 13124 corp: 3364 exec/s: 4100 oom/timeout/crash: \
-                      0/0/0 time: 2400s job: 80 dft_time: 0\n";
-        let stats = Stats::read(forked);
+        // A run cut short: no `stat::` lines; its last status line counts.
+        let cut = "#1000\tNEW    cov: 100 ft: 200 corp: 10/1Kb exec/s: 0 rss: 30Mb\n\
+                   #9876543\tREDUCE cov: 1831 ft: 13124 corp: 3364/444Kb exec/s: 2100 rss: 43Mb\n";
+        let one = Stats::read(cut);
         assert_eq!(
-            (stats.runs, stats.exec_per_sec, stats.cov, stats.ft, stats.corpus),
-            (9_876_543, 4100, 1831, 13124, 3364)
+            (one.runs, one.exec_per_sec, one.cov, one.ft, one.corpus),
+            (9_876_543, 2100, 1831, 13124, 3364)
+        );
+        // Jobs together: executions and speeds added, the widest coverage.
+        let both = Stats::sum(&[one, Stats::read(log)]);
+        assert_eq!(
+            (both.runs, both.exec_per_sec, both.cov, both.ft, both.corpus),
+            (9_920_625, 4199, 3366, 13124, 3364)
         );
     }
 

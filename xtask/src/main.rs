@@ -42,7 +42,7 @@ commands:
   fuzz [TARGET] [--seconds N] [--jobs N]
                       build the libFuzzer targets (fuzz/) and run each (payload, pack, artifact,
                       memory, shell), or TARGET, for N seconds (default 60), in N processes at
-                      once (--jobs, libFuzzer's -fork); fails if one finds an input
+                      once (--jobs, libFuzzer's -jobs); fails if one finds an input
   e2e [SCENARIO...]   install the pinned Claude Code and run e2e/scenarios/ (or those named)
                       against a scripted model
   guard-corpus [--builtin PACK,PACK...] [--misses]
