@@ -104,6 +104,26 @@ fn one_binary_per_event() {
     assert_eq!(found, expected);
 }
 
+/// What a hook does of Rust's start-up itself (`hook_runtime::start`): a reader that has gone
+/// makes its writes fail, not the process die of `SIGPIPE`.
+#[test]
+fn a_hook_survives_a_reader_that_has_gone() {
+    // stderr is a pipe whose reader is gone before the hook writes its one line (an empty
+    // stdin is no payload).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hookpack-stop"))
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}: killed by SIGPIPE?");
+}
+
 /// A real process given 100 MB on stdin: drained, answered with nothing, one stderr line.
 #[test]
 fn a_hundred_megabytes_of_stdin_fail_open() {
