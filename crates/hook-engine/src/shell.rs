@@ -48,9 +48,25 @@ pub struct Parsed {
     budget: usize,
     /// Whether a nested reading was left unread for want of budget, or the text was cut.
     exhausted: bool,
-    /// The programs' names, each with the commands that run it, in order: a rule looks for
-    /// its programs among the names, not among every command.
-    names: Vec<(String, Vec<usize>)>,
+    /// The programs' names (`Command::name`), each with the commands that run it (a range of
+    /// `grouped`); in order once read: a rule looks for its programs among the names, not among
+    /// every command.
+    names: Vec<Name>,
+    /// The commands of each name, one name after the other (indices into `commands`).
+    grouped: Vec<usize>,
+    /// While reading, the names past the first [`FEW_NAMES`], indexed.
+    lookup: BTreeMap<Box<[u8]>, u32>,
+    /// Whether words may be taken whole ([`parse_the_long_way`]).
+    shortcuts: bool,
+}
+
+/// A program's name: a span of `Parsed::text`, with its first bytes as a number (most names
+/// differ there), and its commands (a range of `Parsed::grouped`, once read).
+#[derive(Clone, Copy, Debug, Default)]
+struct Name {
+    first: u64,
+    text: Span,
+    commands: Span,
 }
 
 /// How many times its length the nested readings of a text may read in all.
@@ -109,7 +125,7 @@ const FEW_NAMES: usize = 16;
 /// within what a [`Span`] can index.
 pub const MAX_TEXT: usize = 64 << 20;
 
-/// A command as stored: its words and where its program is among them. In 28 bytes: a long
+/// A command as stored: its words and where its program is among them. In 32 bytes: a long
 /// script holds thousands.
 #[derive(Clone, Debug)]
 struct Raw {
@@ -125,10 +141,11 @@ struct Raw {
     /// The command whose output it reads through a pipe: an index into `commands`, or
     /// [`NONE`].
     piped_from: u32,
+    /// Its program's name: an index into `names`, or [`NONE`] until its program is found and
+    /// its inline commands read.
+    name: u32,
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
-    /// Whether its program has been found and its inline commands read.
-    settled: bool,
 }
 
 /// One simple command.
@@ -150,18 +167,10 @@ impl<'p> Command<'p> {
     /// Its program's name: the last part of its path, without a Windows program's extension
     /// (`/usr/bin/git` and `C:\Git\git.exe` are `git`).
     pub fn name(&self) -> &'p str {
-        let name = basename(self.program());
-        if name.len() < 5 || name.as_bytes()[name.len() - 4] != b'.' {
-            return name;
+        match self.parsed.names.get(self.raw.name as usize) {
+            Some(name) => self.parsed.span(name.text),
+            None => program_name(self.program()),
         }
-        for extension in [".exe", ".cmd", ".bat", ".com"] {
-            let cut = name.len().saturating_sub(extension.len());
-            if cut > 0 && name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(extension)
-            {
-                return &name[..cut];
-            }
-        }
-        name
     }
 
     /// The words after the program.
@@ -268,7 +277,9 @@ impl Parsed {
     /// The names of the programs it runs (`Command::name`), in order, each with its commands
     /// (their indices, in order: [`Parsed::command`]).
     pub fn by_name(&self) -> impl ExactSizeIterator<Item = (&str, &[usize])> {
-        self.names.iter().map(|(name, indices)| (name.as_str(), indices.as_slice()))
+        self.names.iter().map(|name| {
+            (self.span(name.text), self.grouped.get(name.commands.range()).unwrap_or_default())
+        })
     }
 
     /// Its command at `index` ([`Command::index`]).
@@ -282,12 +293,101 @@ impl Parsed {
     }
 
     fn word(&self, i: usize) -> &str {
-        self.words.get(i).and_then(|w| self.text.get(w.range())).unwrap_or("")
+        self.words.get(i).map_or("", |&w| self.span(w))
+    }
+
+    fn span(&self, span: Span) -> &str {
+        self.text.get(span.range()).unwrap_or("")
+    }
+
+    /// The index in `names` of the name `text` spans, added when it is new. A text runs few
+    /// programs: they are looked for in a short list; past [`FEW_NAMES`], in an index.
+    fn name_index(&mut self, text: Span) -> u32 {
+        let bytes = self.text.as_bytes();
+        let name = bytes.get(text.range()).unwrap_or_default();
+        let mut first = [0u8; 8];
+        for (to, from) in first.iter_mut().zip(name) {
+            *to = *from;
+        }
+        let first = u64::from_be_bytes(first);
+        let len = text.end - text.start;
+        let known = if self.names.len() <= FEW_NAMES {
+            self.names.iter().position(|n| {
+                n.first == first
+                    && n.text.end - n.text.start == len
+                    && (len <= 8 || bytes.get(n.text.range()) == Some(name))
+            })
+        } else {
+            self.lookup.get(name).map(|&at| at as usize)
+        };
+        if let Some(at) = known {
+            return index(at);
+        }
+        let at = index(self.names.len());
+        if self.names.len() >= FEW_NAMES {
+            let name: Box<[u8]> = name.into();
+            if self.names.len() == FEW_NAMES {
+                let names = self.names.iter().enumerate();
+                let text = |n: &Name| bytes.get(n.text.range()).unwrap_or_default().into();
+                self.lookup = names.map(|(at, n)| (text(n), index(at))).collect();
+            }
+            self.lookup.insert(name, at);
+        }
+        self.names.push(Name { first, text, commands: Span::default() });
+        at
+    }
+
+    /// Puts the names in order, each with its commands.
+    fn group(&mut self) {
+        self.lookup = BTreeMap::new();
+        let mut order: Vec<usize> = (0..self.names.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (self.names[a], self.names[b]);
+            (a.first, self.span(a.text)).cmp(&(b.first, self.span(b.text)))
+        });
+        let mut renamed = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renamed[old] = index(new);
+        }
+        let mut counts = vec![0usize; order.len()];
+        for raw in &mut self.commands {
+            let Some(&name) = renamed.get(raw.name as usize) else { continue };
+            raw.name = name;
+            counts[name as usize] += 1;
+        }
+        let mut start = 0;
+        let mut names = Vec::with_capacity(order.len());
+        for (&old, count) in order.iter().zip(&counts) {
+            names.push(Name { commands: Span::new(start..start + count), ..self.names[old] });
+            start += count;
+        }
+        // Each name's commands, in order: its range filled from the front.
+        let mut next: Vec<usize> = names.iter().map(|n| n.commands.start as usize).collect();
+        let mut grouped = vec![0; start];
+        for (i, raw) in self.commands.iter().enumerate() {
+            if let Some(at) = next.get_mut(raw.name as usize) {
+                grouped[*at] = i;
+                *at += 1;
+            }
+        }
+        self.names = names;
+        self.grouped = grouped;
     }
 }
 
 /// The commands `text` runs, read as `dialect`.
 pub fn parse(text: &str, dialect: Dialect) -> Parsed {
+    parse_with(text, dialect, true)
+}
+
+/// [`parse`] without its shortcuts (a word that is all plain bytes, or one quoted string, taken
+/// whole): every word read the long way. It reads alike; the fuzz target checks that it does.
+#[doc(hidden)]
+pub fn parse_the_long_way(text: &str, dialect: Dialect) -> Parsed {
+    parse_with(text, dialect, false)
+}
+
+fn parse_with(text: &str, dialect: Dialect, shortcuts: bool) -> Parsed {
     let mut cut = text.len().min(MAX_TEXT);
     while !text.is_char_boundary(cut) {
         cut -= 1;
@@ -301,42 +401,12 @@ pub fn parse(text: &str, dialect: Dialect) -> Parsed {
         words: Vec::with_capacity(text.len() / 4),
         commands: Vec::with_capacity(text.len() / 16),
         budget: REREADS.saturating_mul(text.len().saturating_add(1)),
+        shortcuts,
         ..Parsed::default()
     };
     parsed.exhausted = !unread.is_empty();
     read(&mut parsed, text, dialect, 0);
-    // By name, in their order. A name's first bytes are compared as a number before the name
-    // is (most names differ there). A text runs few programs: they are looked for in a short
-    // list; a text naming more than `FEW_NAMES` is indexed instead, and stays O(n log n).
-    let mut names: Vec<(u64, &str, Vec<usize>)> = Vec::new();
-    let mut index: BTreeMap<(u64, &str), usize> = BTreeMap::new();
-    for (i, command) in parsed.commands().enumerate() {
-        let name = command.name();
-        let mut first = [0u8; 8];
-        let len = name.len().min(8);
-        first[..len].copy_from_slice(&name.as_bytes()[..len]);
-        let key = (u64::from_be_bytes(first), name);
-        let known = if names.len() <= FEW_NAMES {
-            names.iter().position(|(prefix, n, _)| *prefix == key.0 && *n == name)
-        } else {
-            index.get(&key).copied()
-        };
-        match known {
-            Some(at) => names[at].2.push(i),
-            None => {
-                if names.len() == FEW_NAMES {
-                    index.extend(names.iter().enumerate().map(|(at, (p, n, _))| ((*p, *n), at)));
-                }
-                if names.len() >= FEW_NAMES {
-                    index.insert(key, names.len());
-                }
-                names.push((key.0, name, vec![i]));
-            }
-        }
-    }
-    names.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-    let names = names.into_iter().map(|(_, name, at)| (name.to_owned(), at)).collect();
-    parsed.names = names;
+    parsed.group();
     parsed
 }
 
@@ -358,12 +428,13 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
     // The commands this reading found (nested ones included): wrappers skipped, and what
     // inline shells run read in turn (appended, and settled by that reading).
     for index in first..parsed.commands.len() {
-        if std::mem::replace(&mut parsed.commands[index].settled, true) {
+        if parsed.commands[index].name != NONE {
             continue;
         }
         let depth = parsed.commands[index].depth;
         feed(parsed, index);
-        let Some(inline) = settle(parsed, index) else { continue };
+        let inline = settle(parsed, index);
+        let Some(inline) = inline else { continue };
         if depth + 1 < MAX_DEPTH {
             let text = match inline {
                 Inline::Words(words) => {
@@ -430,22 +501,24 @@ fn feed(parsed: &mut Parsed, index: usize) {
 fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let Raw { words, stdin, .. } = parsed.commands[index].clone();
     let (words, stdin) = (words.range(), some(stdin));
-    let (i, xargs) = match program_of(parsed, words.clone()) {
-        Ok(found) => found,
-        Err(query) => {
-            parsed.commands[index].program = self::index(query);
-            return None;
-        }
-    };
+    let (i, xargs) = program_of(parsed, words.clone()).unwrap_or_else(|query| (query, false));
     parsed.commands[index].program = self::index(i.min(words.end));
-    if i >= words.end {
+    let Some(&word) = parsed.words.get(i).filter(|_| i < words.end) else {
+        parsed.commands[index].name = parsed.name_index(Span::default());
         return None;
-    }
-    let mut buffer = [0u8; 16];
-    let name = lowercase(basename(parsed.word(i)), &mut buffer);
-    let rest = i + 1..words.end;
+    };
+    // Its name (`Command::name`), and the last part of its path (`.exe` and all).
+    let name = name_range(parsed.span(word));
+    let start = word.start as usize;
+    parsed.commands[index].name =
+        parsed.name_index(Span::new(start + name.start..start + name.end));
+    let base = Span::new(start + name.start..word.end as usize);
     // Most programs run nothing inline: they are told apart without trying each reader.
-    if !may_run_inline(name) {
+    let inline = runs_inline(parsed.span(base));
+    let mut buffer = [0u8; 16];
+    let name = lowercase(parsed.span(base), &mut buffer);
+    let rest = i + 1..words.end;
+    if !inline {
         debug_assert!(
             runner(parsed, name, rest.clone()).is_none()
                 && !is_interpreter(name)
@@ -536,13 +609,8 @@ fn program_of(parsed: &Parsed, words: Range<usize>) -> Result<(usize, bool), usi
         if i >= words.end {
             break;
         }
-        let mut buffer = [0u8; 16];
-        let name = lowercase(basename(parsed.word(i)), &mut buffer);
-        if !may_wrap(name) {
-            break;
-        }
-        let Ok(at) = WRAPPERS.binary_search_by(|w| w.name.cmp(name)) else { break };
-        let wrapper = &WRAPPERS[at];
+        let base = basename(parsed.word(i));
+        let Some(wrapper) = wrapper_named(base) else { break };
         xargs |= wrapper.name == "xargs";
         let at = i;
         i += 1;
@@ -824,23 +892,28 @@ fn string_literal(bytes: &[u8], at: usize) -> (String, usize) {
 pub const RESERVED: &[&str] =
     &["if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"];
 
-/// Whether `word` is one of [`RESERVED`].
+/// Whether `word` is one of [`RESERVED`] (as a number: no word is compared byte by byte).
 fn is_reserved(word: &str) -> bool {
-    matches!(
-        word,
-        "if" | "then"
-            | "elif"
-            | "else"
-            | "do"
-            | "while"
-            | "until"
-            | "!"
-            | "{"
-            | "}"
-            | "fi"
-            | "done"
-            | "esac"
-    )
+    /// A word of up to 7 bytes as a number (its length in the top byte).
+    const fn key(word: &[u8]) -> u64 {
+        let mut key = (word.len() as u64) << 56;
+        let mut i = 0;
+        while i < word.len() {
+            key |= (word[i] as u64) << (8 * i);
+            i += 1;
+        }
+        key
+    }
+    const KEYS: [u64; RESERVED.len()] = {
+        let mut keys = [0; RESERVED.len()];
+        let mut i = 0;
+        while i < RESERVED.len() {
+            keys[i] = key(RESERVED[i].as_bytes());
+            i += 1;
+        }
+        keys
+    };
+    word.len() <= 5 && KEYS.contains(&key(word.as_bytes()))
 }
 
 /// Shells whose `-c` operand, or standard input, is a command line.
@@ -866,7 +939,7 @@ const fn wrapper(name: &'static str, valued: &'static [&'static str]) -> Wrapper
     Wrapper { name, valued, queries: &[], operand: false }
 }
 
-/// Sorted by name (a binary search finds one).
+/// In order of name.
 const WRAPPERS: &[Wrapper] = &[
     wrapper("builtin", &[]),
     wrapper("bunx", &["-p", "--package"]),
@@ -927,34 +1000,96 @@ const WRAPPERS: &[Wrapper] = &[
     ),
 ];
 
-/// For each length up to 16, the first and the last bytes of the wrappers' names of that length
-/// (bit `b % 64` of each): most programs are told from wrappers without a search.
-const WRAPPER_ENDS: [(u64, u64); 17] = {
-    let mut ends = [(0u64, 0u64); 17];
+/// For each length up to 16, the first and the last bytes (bit `b % 64` of each) of the names
+/// of that length in a list: most names are told from the list's without a search ([`may_be`]).
+type Ends = [(u64, u64); 17];
+
+/// Marks `name` (ASCII lowercase) in `ends`.
+const fn mark(ends: &mut Ends, name: &[u8]) {
+    ends[name.len()].0 |= 1 << (name[0] % 64);
+    ends[name.len()].1 |= 1 << (name[name.len() - 1] % 64);
+}
+
+/// The ends of the wrappers' names.
+const WRAPPER_ENDS: Ends = {
+    let mut ends = [(0, 0); 17];
     let mut i = 0;
     while i < WRAPPERS.len() {
-        let name = WRAPPERS[i].name.as_bytes();
-        ends[name.len()].0 |= 1 << (name[0] % 64);
-        ends[name.len()].1 |= 1 << (name[name.len() - 1] % 64);
+        mark(&mut ends, WRAPPERS[i].name.as_bytes());
         i += 1;
     }
     ends
 };
 
-/// Whether `name` (lowercase) may be a wrapper's.
-fn may_wrap(name: &str) -> bool {
-    let (Some(&first), Some(&last)) = (name.as_bytes().first(), name.as_bytes().last()) else {
+/// The wrapper `name` (the last part of a program's path, in any case) is.
+fn wrapper_named(name: &str) -> Option<&'static Wrapper> {
+    /// The wrappers' names as numbers ([`name_key`]).
+    const KEYS: [u128; WRAPPERS.len()] = {
+        let mut keys = [0; WRAPPERS.len()];
+        let mut i = 0;
+        while i < WRAPPERS.len() {
+            keys[i] = name_key(WRAPPERS[i].name.as_bytes());
+            i += 1;
+        }
+        keys
+    };
+    if !may_be(&WRAPPER_ENDS, name.as_bytes()) {
+        return None;
+    }
+    let key = name_key(name.as_bytes());
+    KEYS.iter().position(|&k| k == key).and_then(|at| WRAPPERS.get(at))
+}
+
+/// Whether `name` (the last part of a program's path, in any case) is one whose arguments or
+/// input `settle` reads as commands ([`INLINE_NAMES`], or a `python…`).
+fn runs_inline(name: &str) -> bool {
+    /// [`INLINE_NAMES`] as numbers ([`name_key`]).
+    const KEYS: [u128; INLINE_NAMES.len()] = {
+        let mut keys = [0; INLINE_NAMES.len()];
+        let mut i = 0;
+        while i < INLINE_NAMES.len() {
+            keys[i] = name_key(INLINE_NAMES[i].as_bytes());
+            i += 1;
+        }
+        keys
+    };
+    let bytes = name.as_bytes();
+    may_be(&INLINE_ENDS, bytes)
+        && (KEYS.contains(&name_key(bytes))
+            || (bytes.len() <= 16
+                && bytes.get(..6).is_some_and(|b| b.eq_ignore_ascii_case(b"python"))))
+}
+
+/// A name of up to 15 bytes in ASCII lowercase as a number (its length in the top byte), for a
+/// name to be found in a short list without comparing bytes; 0 for a longer one.
+const fn name_key(name: &[u8]) -> u128 {
+    if name.len() > 15 {
+        return 0;
+    }
+    let mut key = (name.len() as u128) << 120;
+    let mut i = 0;
+    while i < name.len() {
+        key |= (name[i].to_ascii_lowercase() as u128) << (8 * i);
+        i += 1;
+    }
+    key
+}
+
+/// Whether `name`, in any case, may be one of the names whose `ends` these are.
+fn may_be(ends: &Ends, name: &[u8]) -> bool {
+    let (Some(first), Some(last)) = (name.first(), name.last()) else {
         return false;
     };
-    WRAPPER_ENDS.get(name.len()).is_some_and(|(starts, ends)| {
-        starts & (1 << (first % 64)) != 0 && ends & (1 << (last % 64)) != 0
+    ends.get(name.len()).is_some_and(|(starts, ends)| {
+        starts & (1 << (first.to_ascii_lowercase() % 64)) != 0
+            && ends & (1 << (last.to_ascii_lowercase() % 64)) != 0
     })
 }
 
 /// The programs (in ASCII lowercase) whose arguments or input `settle` reads as commands: tool
 /// runners, interpreters (and every `python…`), `eval`, programs that run commands elsewhere,
 /// shells, `find`. A name not here is told apart by its length and ends alone
-/// ([`may_run_inline`]); a debug assertion in `settle` catches a reader of a name left out.
+/// ([`may_be`]); a debug assertion in `settle` catches a reader of a name left out.
 const INLINE_NAMES: &[&str] = &[
     "bundle",
     "npm",
@@ -993,15 +1128,12 @@ const INLINE_NAMES: &[&str] = &[
     "find",
 ];
 
-/// For each length up to 16, the first and the last bytes of [`INLINE_NAMES`] of that length
-/// (bit `b % 64` of each); names from `python` up to 16 bytes long, whatever they end with.
-const INLINE_ENDS: [(u64, u64); 17] = {
-    let mut ends = [(0u64, 0u64); 17];
+/// The ends of [`INLINE_NAMES`], and of every name from `python` up to 16 bytes long.
+const INLINE_ENDS: Ends = {
+    let mut ends = [(0, 0); 17];
     let mut i = 0;
     while i < INLINE_NAMES.len() {
-        let name = INLINE_NAMES[i].as_bytes();
-        ends[name.len()].0 |= 1 << (name[0] % 64);
-        ends[name.len()].1 |= 1 << (name[name.len() - 1] % 64);
+        mark(&mut ends, INLINE_NAMES[i].as_bytes());
         i += 1;
     }
     let mut len = b"python".len();
@@ -1012,16 +1144,6 @@ const INLINE_ENDS: [(u64, u64); 17] = {
     }
     ends
 };
-
-/// Whether `name` (lowercase) may be one whose commands `settle` reads.
-fn may_run_inline(name: &str) -> bool {
-    let (Some(&first), Some(&last)) = (name.as_bytes().first(), name.as_bytes().last()) else {
-        return false;
-    };
-    INLINE_ENDS.get(name.len()).is_some_and(|(starts, ends)| {
-        starts & (1 << (first % 64)) != 0 && ends & (1 << (last % 64)) != 0
-    })
-}
 
 /// `word` in ASCII lowercase, in `buffer`; empty when it is longer than the buffer (no program
 /// these lists name is).
@@ -1036,6 +1158,25 @@ pub(crate) fn lowercase<'b>(word: &'b str, buffer: &'b mut [u8; 16]) -> &'b str 
     lower.copy_from_slice(word.as_bytes());
     lower.make_ascii_lowercase();
     std::str::from_utf8(lower).unwrap_or_default()
+}
+
+/// A program's name: the last part of its path, without a Windows program's extension.
+fn program_name(program: &str) -> &str {
+    program.get(name_range(program)).unwrap_or_default()
+}
+
+/// Where [`program_name`] is in `program` (at ASCII bytes: whole characters).
+fn name_range(program: &str) -> Range<usize> {
+    let bytes = program.as_bytes();
+    let start = bytes.iter().rposition(|&b| b == b'/' || b == b'\\').map_or(0, |at| at + 1);
+    let end = bytes.len();
+    if end - start >= 5 && bytes[end - 4] == b'.' {
+        let extension = &bytes[end - 3..];
+        if [b"exe", b"cmd", b"bat", b"com"].iter().any(|e| extension.eq_ignore_ascii_case(*e)) {
+            return start..end - 4;
+        }
+    }
+    start..end
 }
 
 fn basename(word: &str) -> &str {
@@ -1200,7 +1341,7 @@ impl<'s> Lexer<'s, '_> {
                         self.i = j;
                         continue;
                     }
-                    if self.plain_word() {
+                    if self.parsed.shortcuts && (self.plain_word() || self.quoted_word()) {
                         continue;
                     }
                     if self.read_word() {
@@ -1225,8 +1366,8 @@ impl<'s> Lexer<'s, '_> {
                 program: index(at),
                 stdin: NONE,
                 piped_from: self.pipe.take().map_or(NONE, index),
+                name: NONE,
                 depth: self.depth,
-                settled: false,
             });
             self.current = Some(self.parsed.commands.len() - 1);
         }
@@ -1440,6 +1581,38 @@ impl<'s> Lexer<'s, '_> {
         let start = self.base + self.i;
         self.words.push(Span::new(start..start + len));
         self.i += len;
+        true
+    }
+
+    /// A word that is one quoted string whose bytes are all as written (`'TODO'`, `"a b"`: no
+    /// escape, expansion or doubled quote in it), stored at once: `false` when the word here is
+    /// not one.
+    fn quoted_word(&mut self) -> bool {
+        let Some(quote @ (b'\'' | b'"')) = self.peek(0) else { return false };
+        let escape = match self.dialect {
+            Dialect::Posix => b'\\',
+            Dialect::PowerShell => b'`',
+        };
+        let rest = &self.s[self.i + 1..];
+        let len = if quote == b'\'' {
+            rest.iter().position(|&b| b == b'\'')
+        } else {
+            rest.iter().position(|&b| matches!(b, b'"' | b'`' | b'$') || b == escape)
+        };
+        let Some(len) = len.filter(|&len| rest[len] == quote) else { return false };
+        // What follows ends the word (a PowerShell `''` inside single quotes does not).
+        let ends = rest.get(len + 1).is_none_or(|&b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')'
+            )
+        });
+        let start = self.i + 1;
+        if !ends || self.t.get(start..start + len).is_none() {
+            return false;
+        }
+        self.words.push(Span::new(self.base + start..self.base + start + len));
+        self.i = start + len + 1;
         true
     }
 
@@ -1961,11 +2134,21 @@ mod tests {
     }
 
     #[test]
-    fn the_wrappers_are_sorted_for_their_binary_search() {
-        assert!(WRAPPERS.windows(2).all(|w| w[0].name < w[1].name));
-        assert!(
-            WRAPPERS.iter().all(|w| w.name.len() <= 16 && !w.name.contains(char::is_uppercase))
-        );
+    fn wrappers_and_inline_readers_are_found_by_name() {
+        // Their names are short enough to be numbers, and in lowercase as a name is compared.
+        for name in WRAPPERS.iter().map(|w| w.name).chain(INLINE_NAMES.iter().copied()) {
+            assert!(name.len() <= 15 && !name.contains(char::is_uppercase), "{name}");
+        }
+        for w in WRAPPERS {
+            let found = wrapper_named(&w.name.to_uppercase()).map(|found| found.name);
+            assert_eq!(found, Some(w.name));
+        }
+        for name in INLINE_NAMES.iter().chain(&["python3.12", "PYTHON"]) {
+            assert!(runs_inline(name), "{name}");
+        }
+        for name in ["echo", "git", "sud", "sudoo", "pytho", "python3.12345678901", "", "e"] {
+            assert!(wrapper_named(name).is_none() && !runs_inline(name), "{name}");
+        }
     }
 
     #[test]
@@ -1990,6 +2173,51 @@ mod tests {
         assert!(words <= max_word_bytes(text.len()), "{words} for {}", text.len());
         assert!(parsed.exhausted());
         assert!(!parse("eval \"$(eval x)\"; bash -c 'rm -rf /'", Dialect::Posix).exhausted());
+    }
+
+    /// A reading, all of it, as text.
+    fn reading(parsed: &Parsed) -> Vec<String> {
+        let mut reading = vec![format!("{}", parsed.exhausted())];
+        for c in parsed.commands() {
+            let args: Vec<&str> = c.args().collect();
+            let wrappers: Vec<&str> = c.wrappers().collect();
+            let writes: Vec<&str> = c.writes().collect();
+            let from = c.piped_from().map(|f| f.index());
+            let (name, program, stdin, depth) = (c.name(), c.program(), c.stdin(), c.depth());
+            reading.push(format!(
+                "{name:?} {program:?} {args:?} {wrappers:?} {writes:?} {stdin:?} {from:?} {depth}"
+            ));
+        }
+        reading.extend(parsed.by_name().map(|(name, commands)| format!("{name:?} {commands:?}")));
+        reading
+    }
+
+    #[test]
+    fn the_shortcuts_read_alike() {
+        // Texts made of the bytes that matter to the reader, from a fixed seed.
+        let pieces = [
+            "a", "rm", "-rf", "/", " ", " ", "\t", "\n", ";", "|", "&", "(", ")", "<", ">", "'",
+            "\"", "`", "\\", "$", "$(", "${", "=", "#", "'a b'", "\"x y\"", "''", "\"\"", "é",
+            "sudo", "bash -c ", "<<EOF\n", "EOF", "x=1", "\\\n", "'it''s'", "`$x`",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % below as u64).unwrap_or_default()
+        };
+        for _ in 0..4000 {
+            let len = next(24);
+            let text: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();
+            for dialect in [Dialect::Posix, Dialect::PowerShell] {
+                assert_eq!(
+                    reading(&parse(&text, dialect)),
+                    reading(&parse_the_long_way(&text, dialect)),
+                    "{text:?} as {dialect:?}"
+                );
+            }
+        }
     }
 
     #[test]

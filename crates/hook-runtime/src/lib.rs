@@ -179,11 +179,11 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
     // The bytes go before anything else is made: what comes next reuses their memory (a page
     // a process touches first costs it more than the work on it).
     drop(payload);
-    let payload: serde_json::Value = match parsed {
+    let mut payload: serde_json::Value = match parsed {
         Ok(payload) => payload,
         Err(err) => return no_payload(format!("stdin is not a JSON object: {err}")),
     };
-    let input = match HookInput::from_value(kind, &payload) {
+    let input = match typed(kind, &mut payload) {
         Ok(input) => input,
         Err(err @ InputError::WrongEvent { .. }) => {
             return Answer::note(format!("{err}; check the hook's command in settings.json"));
@@ -227,6 +227,20 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
         failure::handle(&mut answer, failure::Failed::of(&input), &installation, env);
     }
     answer
+}
+
+/// The payload, typed and checked. Its `tool_input` (a 50 KB command, a file's content) is
+/// read by the rules from the payload itself: the typed input gets an empty one in its place,
+/// not a copy (whether it is an object is still checked).
+fn typed(kind: EventKind, payload: &mut serde_json::Value) -> Result<HookInput, InputError> {
+    let empty = || serde_json::Value::Object(serde_json::Map::new());
+    let tool_input = payload.get_mut("tool_input").filter(|input| input.is_object());
+    let taken = tool_input.map(|input| std::mem::replace(input, empty()));
+    let input = HookInput::from_value(kind, payload);
+    if let Some(taken) = taken {
+        payload["tool_input"] = taken;
+    }
+    input
 }
 
 /// A payload the rules cannot be evaluated on: a failure like a broken artifact, so a tool that
