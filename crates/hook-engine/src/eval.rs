@@ -299,7 +299,7 @@ impl Fired {
 
 /// An event's keyword scans and the rules to check, from [`Engine::scan`].
 #[derive(Clone, Debug)]
-pub struct Scan {
+pub struct Scan<'p> {
     /// The keywords found in each text, by the text's field (offset and length of its path).
     scans: BTreeMap<(u32, u32), KeywordMatches>,
     /// Whether regex `.0` matches a text of field `(.1, .2)`: rules share regexes (the
@@ -307,7 +307,7 @@ pub struct Scan {
     regex_matched: RefCell<BTreeMap<(u32, u32, u32), bool>>,
     /// What every rule of the event reads of the payload the same way, found once: the
     /// prompt's star-commands, and the terms recall searches by (prompt, path).
-    shared: Shared,
+    shared: Shared<'p>,
     candidates: BTreeSet<u32>,
     mode: Mode,
     /// What the event's evaluation may still spend: the scan's work and every evaluation
@@ -316,7 +316,7 @@ pub struct Scan {
 }
 
 /// What the texts of one field run, read once per event.
-type Commands = std::rc::Rc<Vec<Text>>;
+type Commands<'p> = std::rc::Rc<Vec<Text<'p>>>;
 
 /// A pattern tried on a program's commands: its index among the rule's patterns, the positions
 /// of the commands it may match (`None`: all of them) and how far through them the walk is.
@@ -330,20 +330,21 @@ struct Walk<'p> {
 /// subcommand read, and the entries of its rule's list that hold the rest.
 type Patterns<'a> = Vec<(Pattern<&'a str>, Range<usize>)>;
 
-/// The commands a text runs, with what patterns have read of each (`command::Reading`) and,
-/// for each program ([`shell::Parsed::by_name`]), its commands by their first operand.
+/// The commands a text runs and, for each program ([`shell::Parsed::by_name`]), what patterns
+/// have read of its commands (`command::Reading`, made for a program's commands when a pattern
+/// first tries one) and its commands by their first operand.
 #[derive(Debug)]
-struct Text {
-    parsed: shell::Parsed,
-    readings: Vec<crate::command::Reading>,
+struct Text<'p> {
+    parsed: shell::Parsed<'p>,
+    readings: Vec<OnceCell<Vec<crate::command::Reading>>>,
     firsts: Vec<OnceCell<BTreeMap<String, Vec<usize>>>>,
     /// For each program, the positions of its commands that write to a file (`> file`).
     writers: Vec<OnceCell<Vec<usize>>>,
 }
 
-impl Text {
-    fn new(parsed: shell::Parsed) -> Text {
-        let readings = std::iter::repeat_with(Default::default).take(parsed.commands().len());
+impl<'p> Text<'p> {
+    fn new(parsed: shell::Parsed<'p>) -> Text<'p> {
+        let readings = std::iter::repeat_with(OnceCell::new).take(parsed.by_name().len());
         let firsts = std::iter::repeat_with(OnceCell::new).take(parsed.by_name().len());
         let writers = std::iter::repeat_with(OnceCell::new).take(parsed.by_name().len());
         Text {
@@ -354,10 +355,21 @@ impl Text {
         }
     }
 
-    /// The command at `index` run by a program named `name`, as patterns see it.
-    fn run<'t>(&'t self, index: usize, name: &'t str) -> Option<crate::command::Run<'t>> {
-        let command = self.parsed.command(index)?;
-        Some(crate::command::Run::new(command, name, self.readings.get(index)?))
+    /// The `k`th command of the `n`th program, named `name`, whose commands are `indices`
+    /// ([`shell::Parsed::by_name`]), as patterns see it.
+    fn run<'t>(
+        &'t self,
+        n: usize,
+        name: &'t str,
+        indices: &[usize],
+        k: usize,
+    ) -> Option<crate::command::Run<'t>> {
+        let command = self.parsed.command(*indices.get(k)?)?;
+        let readings = self
+            .readings
+            .get(n)?
+            .get_or_init(|| std::iter::repeat_with(Default::default).take(indices.len()).collect());
+        Some(crate::command::Run::new(command, name, readings.get(k)?))
     }
 
     /// The commands of the `n`th program ([`shell::Parsed::by_name`]) by their first operand,
@@ -369,17 +381,17 @@ impl Text {
         name: &'t str,
         indices: &[usize],
     ) -> Option<&'t BTreeMap<String, Vec<usize>>> {
-        let run = |k: usize| indices.get(k).and_then(|&i| self.run(i, name));
+        let run = |k: usize| self.run(n, name, indices, k);
         Some(self.firsts.get(n)?.get_or_init(|| first_operands(indices.len(), &run)))
     }
 }
 
 /// See [`Scan`]'s `shared`.
 #[derive(Clone, Debug, Default)]
-struct Shared {
+struct Shared<'p> {
     stars: OnceCell<Vec<String>>,
     /// The commands each text rules read runs, by the text's field.
-    commands: RefCell<BTreeMap<(u32, u32), Commands>>,
+    commands: RefCell<BTreeMap<(u32, u32), Commands<'p>>>,
     /// Whether a `program` glob (an interned string: rules share them) names a program of the
     /// text of a field, by (field, glob).
     programs: RefCell<BTreeMap<(u32, u32, u32, u32), bool>>,
@@ -390,7 +402,7 @@ struct Shared {
     path_terms: OnceCell<Vec<String>>,
 }
 
-impl Scan {
+impl Scan<'_> {
     /// The units of work spent so far (see [`Effort`]), and the allowance.
     pub fn effort(&self) -> (u64, u64) {
         (self.effort.spent(), self.effort.limit())
@@ -589,10 +601,10 @@ impl<'a> Engine<'a> {
     /// # Errors
     ///
     /// When the artifact is damaged where this event reads it.
-    pub fn evaluate_scanned(
+    pub fn evaluate_scanned<'p>(
         &self,
-        scan: &Scan,
-        facts: &Facts<'_>,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
     ) -> Result<Evaluation, ArtifactError> {
         let mut evaluation = self.evaluate_rules(scan, facts)?;
         // A call the rules rewrite is judged again as rewritten: a guard that would stop the
@@ -616,7 +628,11 @@ impl<'a> Engine<'a> {
     }
 
     /// The rules of `scan` that fire, without rewriting the call.
-    fn evaluate_rules(&self, scan: &Scan, facts: &Facts<'_>) -> Result<Evaluation, ArtifactError> {
+    fn evaluate_rules<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+    ) -> Result<Evaluation, ArtifactError> {
         let Scan { candidates, mode, effort, .. } = scan;
         let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
@@ -702,7 +718,11 @@ impl<'a> Engine<'a> {
     /// # Errors
     ///
     /// When the artifact is damaged where this event reads it.
-    pub fn state_rules_apply(&self, scan: &Scan, facts: &Facts<'_>) -> Result<bool, ArtifactError> {
+    pub fn state_rules_apply<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+    ) -> Result<bool, ArtifactError> {
         let effort = &scan.effort;
         for &index in &scan.candidates {
             let r = self.rule(effort, index as usize)?;
@@ -723,7 +743,7 @@ impl<'a> Engine<'a> {
     /// # Errors
     ///
     /// When the artifact is damaged where this event reads it.
-    pub fn scan(&self, facts: &Facts<'_>, mode: Mode) -> Result<Scan, ArtifactError> {
+    pub fn scan<'p>(&self, facts: &Facts<'p>, mode: Mode) -> Result<Scan<'p>, ArtifactError> {
         let effort = Effort::for_evaluation(self.artifact.bytes().len(), text_bytes(facts.payload));
         let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
             return Ok(Scan {
@@ -805,10 +825,10 @@ impl<'a> Engine<'a> {
 
     /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`),
     /// and by their commands' first operands.
-    fn program_candidates(
+    fn program_candidates<'p>(
         &self,
-        scan: &Scan,
-        facts: &Facts<'_>,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
         record: &Words<'a>,
         bit: u64,
     ) -> Result<Vec<u32>, ArtifactError> {
@@ -1000,13 +1020,13 @@ impl<'a> Engine<'a> {
     /// that does not (the detail only when `explain`). Without a `state`, the conditions on the
     /// session state, the bracket and `once` are taken to hold.
     #[allow(clippy::too_many_lines, reason = "one block per condition of the rule language")]
-    fn check(
+    fn check<'p>(
         &self,
         effort: &Effort,
         r: &Words<'a>,
-        facts: &Facts<'_>,
+        facts: &Facts<'p>,
         state: Option<&SessionState>,
-        scan: &Scan,
+        scan: &Scan<'p>,
         explain: bool,
     ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
         let miss = |key: &'static str, detail: &dyn Fn() -> String| {
@@ -1182,12 +1202,12 @@ impl<'a> Engine<'a> {
 
     /// Rule `r`'s `command` patterns whose `program` matches a program `parsed` runs, decoded;
     /// the others are passed over without reading more than their programs.
-    fn command_patterns(
+    fn command_patterns<'p>(
         &self,
         effort: &Effort,
         r: &Words<'a>,
         parsed: &[Text],
-        scan: &Scan,
+        scan: &Scan<'p>,
     ) -> Result<Patterns<'a>, ArtifactError> {
         let field = field_key_of(r.str_ref(rule::FIELD_S));
         let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
@@ -1259,7 +1279,7 @@ impl<'a> Engine<'a> {
     fn glob_runs(
         &self,
         effort: &Effort,
-        scan: &Scan,
+        scan: &Scan<'_>,
         field: (u32, u32),
         glob: StrRef,
         parsed: &[Text],
@@ -1308,24 +1328,24 @@ impl<'a> Engine<'a> {
     }
 
     /// The commands the texts rule `r` reads run, read once per text and event.
-    fn commands(
+    fn commands<'p>(
         &self,
         effort: &Effort,
         r: &Words<'a>,
-        facts: &Facts<'_>,
-        scan: &Scan,
-    ) -> Result<Commands, ArtifactError> {
+        facts: &Facts<'p>,
+        scan: &Scan<'p>,
+    ) -> Result<Commands<'p>, ArtifactError> {
         self.commands_of(effort, r.str_ref(rule::FIELD_S), facts, scan)
     }
 
     /// The commands the texts of `field` run, read once per text and event.
-    fn commands_of(
+    fn commands_of<'p>(
         &self,
         effort: &Effort,
         field: StrRef,
-        facts: &Facts<'_>,
-        scan: &Scan,
-    ) -> Result<Commands, ArtifactError> {
+        facts: &Facts<'p>,
+        scan: &Scan<'p>,
+    ) -> Result<Commands<'p>, ArtifactError> {
         let key = field_key_of(field);
         if let Some(parsed) = scan.shared.commands.borrow().get(&key) {
             return Ok(parsed.clone());
@@ -1340,8 +1360,9 @@ impl<'a> Engine<'a> {
         for text in self.texts(effort, facts, field)? {
             // Read once per event (not per rule), so its work is bounded by the text
             // (`shell::max_word_bytes`); charged as done: the text read, the words made and kept.
-            let commands = shell::parse(&text, dialect);
-            effort.scan(text.len().saturating_add(commands.word_bytes()))?;
+            let len = text.len();
+            let commands = shell::parse(text, dialect);
+            effort.scan(len.saturating_add(commands.word_bytes()))?;
             effort.keep(commands.word_bytes())?;
             parsed.push(Text::new(commands));
         }
@@ -1352,12 +1373,12 @@ impl<'a> Engine<'a> {
 
     /// For a rule with a `command` condition, the first command of its text that one of its
     /// patterns matches, read back.
-    fn matched_command(
+    fn matched_command<'p>(
         &self,
         effort: &Effort,
         r: &Words<'a>,
-        facts: &Facts<'_>,
-        scan: &Scan,
+        facts: &Facts<'p>,
+        scan: &Scan<'p>,
     ) -> Result<CommandMatch, ArtifactError> {
         let list = r.list_ref(rule::COMMAND_L);
         if list.len == 0 {
@@ -1374,12 +1395,12 @@ impl<'a> Engine<'a> {
     }
 
     /// [`Engine::matched_command`], found.
-    fn match_command(
+    fn match_command<'p>(
         &self,
         effort: &Effort,
         r: &Words<'a>,
-        facts: &Facts<'_>,
-        scan: &Scan,
+        facts: &Facts<'p>,
+        scan: &Scan<'p>,
     ) -> Result<CommandMatch, ArtifactError> {
         let parsed = self.commands(effort, r, facts, scan)?;
         let mut patterns = self.command_patterns(effort, r, &parsed, scan)?;
@@ -1397,7 +1418,7 @@ impl<'a> Engine<'a> {
         // matches is the one shown, and every step is charged.
         for text in parsed.iter() {
             for (n, (name, indices)) in text.parsed.by_name().enumerate() {
-                let run = |k: usize| indices.get(k).and_then(|&i| text.run(i, name));
+                let run = |k: usize| text.run(n, name, indices, k);
                 let mut first = None;
                 let mut wanted: Vec<Walk<'_>> = Vec::new();
                 for (p, (pattern, _)) in patterns.iter().enumerate() {
@@ -1631,12 +1652,12 @@ impl<'a> Engine<'a> {
             .collect()
     }
 
-    fn fired(
+    fn fired<'p>(
         &self,
-        scan: &Scan,
+        scan: &Scan<'p>,
         index: u32,
         r: &Words<'a>,
-        facts: &Facts<'_>,
+        facts: &Facts<'p>,
     ) -> Result<Fired, ArtifactError> {
         let effort = &scan.effort;
         let kinds = r.get(rule::KINDS);

@@ -16,6 +16,7 @@
 //! byte is read once per nesting level and nesting stops at [`MAX_DEPTH`]; its output lives in
 //! one string and two vectors however many words there are.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -34,9 +35,12 @@ pub enum Dialect {
 
 /// The simple commands a command line runs.
 #[derive(Clone, Debug, Default)]
-pub struct Parsed {
-    /// The text of every reading, each followed by the words read from it that are not spans
-    /// of it (unquoted, joined, fed), one after the other.
+pub struct Parsed<'t> {
+    /// The text read, as given when it was borrowed: the words that are spans of it are not
+    /// copied. Positions (`Span`) below its length are in it, the others in `text`.
+    source: &'t str,
+    /// The words that are not spans of the source (unquoted, joined, fed), and the text of every
+    /// nested reading (and of an owned source), each followed by such words of it.
     text: String,
     /// The words, as ranges of `text`.
     words: Vec<Span>,
@@ -151,7 +155,7 @@ struct Raw {
 /// One simple command.
 #[derive(Clone, Copy, Debug)]
 pub struct Command<'p> {
-    parsed: &'p Parsed,
+    parsed: &'p Parsed<'p>,
     raw: &'p Raw,
     index: usize,
 }
@@ -256,7 +260,7 @@ fn quote(word: &str) -> String {
     if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
-impl Parsed {
+impl Parsed<'_> {
     /// The commands, in the order they begin (a command before the `$(…)` in its words).
     pub fn commands(&self) -> impl ExactSizeIterator<Item = Command<'_>> {
         self.commands.iter().enumerate().map(move |(index, raw)| Command {
@@ -297,14 +301,32 @@ impl Parsed {
     }
 
     fn span(&self, span: Span) -> &str {
-        self.text.get(span.range()).unwrap_or("")
+        let split = self.source.len();
+        let range = span.range();
+        let found = if range.end <= split {
+            self.source.get(range)
+        } else {
+            self.text.get(range.start.wrapping_sub(split)..range.end - split)
+        };
+        found.unwrap_or("")
+    }
+
+    /// Where the next byte pushed to `text` will be.
+    fn end(&self) -> usize {
+        self.source.len() + self.text.len()
+    }
+
+    /// Pushes `word` to `text`; its span.
+    fn push(&mut self, word: &str) -> Span {
+        let start = self.end();
+        self.text.push_str(word);
+        Span::new(start..self.end())
     }
 
     /// The index in `names` of the name `text` spans, added when it is new. A text runs few
     /// programs: they are looked for in a short list; past [`FEW_NAMES`], in an index.
     fn name_index(&mut self, text: Span) -> u32 {
-        let bytes = self.text.as_bytes();
-        let name = bytes.get(text.range()).unwrap_or_default();
+        let name = self.span(text).as_bytes();
         let mut first = [0u8; 8];
         for (to, from) in first.iter_mut().zip(name) {
             *to = *from;
@@ -315,7 +337,7 @@ impl Parsed {
             self.names.iter().position(|n| {
                 n.first == first
                     && n.text.end - n.text.start == len
-                    && (len <= 8 || bytes.get(n.text.range()) == Some(name))
+                    && (len <= 8 || self.span(n.text).as_bytes() == name)
             })
         } else {
             self.lookup.get(name).map(|&at| at as usize)
@@ -328,7 +350,7 @@ impl Parsed {
             let name: Box<[u8]> = name.into();
             if self.names.len() == FEW_NAMES {
                 let names = self.names.iter().enumerate();
-                let text = |n: &Name| bytes.get(n.text.range()).unwrap_or_default().into();
+                let text = |n: &Name| self.span(n.text).as_bytes().into();
                 self.lookup = names.map(|(at, n)| (text(n), index(at))).collect();
             }
             self.lookup.insert(name, at);
@@ -375,37 +397,43 @@ impl Parsed {
     }
 }
 
-/// The commands `text` runs, read as `dialect`.
-pub fn parse(text: &str, dialect: Dialect) -> Parsed {
-    parse_with(text, dialect, true)
+/// The commands `text` runs, read as `dialect`. A borrowed text is read in place: the reading
+/// borrows it.
+pub fn parse<'t>(text: impl Into<Cow<'t, str>>, dialect: Dialect) -> Parsed<'t> {
+    parse_with(text.into(), dialect, true)
 }
 
 /// [`parse`] without its shortcuts (a word that is all plain bytes, or one quoted string, taken
 /// whole): every word read the long way. It reads alike; the fuzz target checks that it does.
 #[doc(hidden)]
-pub fn parse_the_long_way(text: &str, dialect: Dialect) -> Parsed {
-    parse_with(text, dialect, false)
+pub fn parse_the_long_way(text: &str, dialect: Dialect) -> Parsed<'_> {
+    parse_with(Cow::Borrowed(text), dialect, false)
 }
 
-fn parse_with(text: &str, dialect: Dialect, shortcuts: bool) -> Parsed {
+fn parse_with(text: Cow<'_, str>, dialect: Dialect, shortcuts: bool) -> Parsed<'_> {
     let mut cut = text.len().min(MAX_TEXT);
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    let (text, unread) = text.split_at(cut);
-    // Room for the text and the words made of it, at once: growing by copies would touch
-    // twice the memory (pages a process touches first cost it more than the copying), and room
-    // left unused is never touched.
+    // Room for the words made of the text, at once: growing by copies would touch twice the
+    // memory (pages a process touches first cost it more than the copying), and room left
+    // unused is never touched.
     let mut parsed = Parsed {
-        text: String::with_capacity(text.len().saturating_mul(2)),
-        words: Vec::with_capacity(text.len() / 4),
-        commands: Vec::with_capacity(text.len() / 16),
-        budget: REREADS.saturating_mul(text.len().saturating_add(1)),
+        words: Vec::with_capacity(cut / 4),
+        commands: Vec::with_capacity(cut / 16),
+        budget: REREADS.saturating_mul(cut.saturating_add(1)),
+        exhausted: cut < text.len(),
         shortcuts,
         ..Parsed::default()
     };
-    parsed.exhausted = !unread.is_empty();
-    read(&mut parsed, text, dialect, 0);
+    match text {
+        Cow::Borrowed(text) => {
+            let text = &text[..cut];
+            parsed.source = text;
+            read_at(&mut parsed, text, 0, dialect, 0);
+        }
+        Cow::Owned(text) => read(&mut parsed, &text[..cut], dialect, 0),
+    }
     parsed.group();
     parsed
 }
@@ -420,10 +448,14 @@ fn read(parsed: &mut Parsed, text: &str, dialect: Dialect, depth: u8) {
         };
         parsed.budget = left;
     }
-    let first = parsed.commands.len();
     // The text itself is kept: a word that is all plain bytes is a span of it, not a copy.
-    let base = parsed.text.len();
-    parsed.text.push_str(text);
+    let base = parsed.push(text).start as usize;
+    read_at(parsed, text, base, dialect, depth);
+}
+
+/// Reads `text`, kept at `base`, at `depth` into `parsed`, then what its inline shells run.
+fn read_at(parsed: &mut Parsed<'_>, text: &str, base: usize, dialect: Dialect, depth: u8) {
+    let first = parsed.commands.len();
     Lexer::new(text, base, 0, dialect, depth, parsed).list(false);
     // The commands this reading found (nested ones included): wrappers skipped, and what
     // inline shells run read in turn (appended, and settled by that reading).
@@ -491,9 +523,8 @@ fn feed(parsed: &mut Parsed, index: usize) {
         },
         _ => return,
     };
-    let start = parsed.text.len();
-    parsed.text.push_str(&text);
-    parsed.words.push(Span::new(start..parsed.text.len()));
+    let word = parsed.push(&text);
+    parsed.words.push(word);
     parsed.commands[index].stdin = self::index(parsed.words.len() - 1);
 }
 
@@ -1222,7 +1253,7 @@ struct Pending {
 
 /// Reads one level of a command line; a nested level (a subshell, `$(…)`) is read by a lexer
 /// of its own over the same bytes, so that every word is built whole before it is stored.
-struct Lexer<'s, 'p> {
+struct Lexer<'s, 'p, 't> {
     /// The text, and its bytes.
     t: &'s str,
     s: &'s [u8],
@@ -1231,7 +1262,7 @@ struct Lexer<'s, 'p> {
     i: usize,
     dialect: Dialect,
     depth: u8,
-    parsed: &'p mut Parsed,
+    parsed: &'p mut Parsed<'t>,
     /// The command whose output the next command reads (after `|`).
     pipe: Option<usize>,
     /// The command being read, its words so far and the files it writes to (ranges of
@@ -1245,15 +1276,15 @@ struct Lexer<'s, 'p> {
     line: Vec<Pending>,
 }
 
-impl<'s> Lexer<'s, '_> {
+impl<'s, 't> Lexer<'s, '_, 't> {
     fn new<'p>(
         t: &'s str,
         base: usize,
         i: usize,
         dialect: Dialect,
         depth: u8,
-        parsed: &'p mut Parsed,
-    ) -> Lexer<'s, 'p> {
+        parsed: &'p mut Parsed<'t>,
+    ) -> Lexer<'s, 'p, 't> {
         Lexer {
             t,
             s: t.as_bytes(),
@@ -1390,9 +1421,7 @@ impl<'s> Lexer<'s, '_> {
 
     /// Moves the word just read into `parsed.text`; returns its range there.
     fn store_word(&mut self) -> Span {
-        let start = self.parsed.text.len();
-        self.parsed.text.push_str(&self.word);
-        Span::new(start..self.parsed.text.len())
+        self.parsed.push(&self.word)
     }
 
     /// Reads a nested list (a subshell, `$(…)`, `<(…)`) up to its `)`; past [`MAX_DEPTH`],
@@ -1503,7 +1532,7 @@ impl<'s> Lexer<'s, '_> {
     /// After a newline: the bodies of the heredocs its line opened.
     fn heredocs(&mut self) {
         for pending in std::mem::take(&mut self.line) {
-            let start = self.parsed.text.len();
+            let start = self.parsed.end();
             while let Some(rest) = self.s.get(self.i..).filter(|r| !r.is_empty()) {
                 let len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
                 self.i += (len + 1).min(rest.len());
@@ -1520,7 +1549,7 @@ impl<'s> Lexer<'s, '_> {
                 self.parsed.text.push_str(&lossy(line));
                 self.parsed.text.push('\n');
             }
-            let word = start..self.parsed.text.len();
+            let word = start..self.parsed.end();
             self.set_stdin(pending.command, Span::new(word));
         }
     }
@@ -2119,7 +2148,7 @@ mod tests {
                 })
                 .collect();
             let text: Vec<String> = names.iter().chain(&names).map(|n| format!("{n} x")).collect();
-            let parsed = parse(&text.join("; "), Dialect::Posix);
+            let parsed = parse(text.join("; "), Dialect::Posix);
             let listed: Vec<(&str, &[usize])> = parsed.by_name().collect();
             assert!(listed.windows(2).all(|w| w[0].0 < w[1].0), "{count}: {listed:?}");
             let mut seen: Vec<usize> =

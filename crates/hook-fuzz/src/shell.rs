@@ -11,7 +11,8 @@
 //! The properties, for any input:
 //!
 //! - `parse` returns, in either dialect; every command is less than `MAX_DEPTH` deep;
-//! - it reads as it does without its shortcuts (`parse_the_long_way`);
+//! - it reads as it does without its shortcuts (`parse_the_long_way`), and a text it owns as
+//!   one it borrows;
 //! - the reader is linear: the bytes of all words (programs, arguments, standard inputs,
 //!   wrappers, files written to) are at most [`max_word_bytes`] of the text, and the commands
 //!   at most [`max_commands`];
@@ -123,10 +124,12 @@ pub fn run(data: &[u8]) -> Reached {
     let _ = problem(&pattern);
     let text = String::from_utf8_lossy(rest);
 
-    let parsed = parse(&text, dialect);
+    let parsed = parse(&*text, dialect);
     check_size(&text, &parsed);
     let long_way = parse_the_long_way(&text, dialect);
     assert_eq!(reading(&parsed), reading(&long_way), "the shortcuts read otherwise");
+    let owned = parse(text.to_string(), dialect);
+    assert_eq!(reading(&parsed), reading(&owned), "an owned text reads otherwise");
     let mut reached = Reached::Parsed;
     for command in parsed.commands() {
         assert!(command.depth() < MAX_DEPTH, "a command {} deep", command.depth());

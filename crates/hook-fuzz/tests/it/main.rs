@@ -126,7 +126,7 @@ fn the_shell_target_matches_what_a_command_line_runs() {
         let (header, text) = data.split_at(hook_fuzz::shell::HEADER);
         let dialect = if header[0] & 1 == 0 { Dialect::Posix } else { Dialect::PowerShell };
         let pattern = hook_fuzz::shell::pattern(&header[1..]);
-        let parsed = parse(&String::from_utf8_lossy(text), dialect);
+        let parsed = parse(String::from_utf8_lossy(text), dialect);
         let matched =
             parsed.commands().any(|c| pattern.matches(&c, &mut |_| Ok::<(), ()>(())) == Ok(true));
         assert_eq!(matched, expected, "{seed}");
