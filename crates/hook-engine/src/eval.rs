@@ -487,9 +487,6 @@ impl Settings {
 #[derive(Debug)]
 pub struct Engine<'a> {
     artifact: Artifact<'a>,
-    /// The strings section, checked to be UTF-8 once, when a string is first read: each string
-    /// is then a slice of it (`None` when it is not UTF-8).
-    strings: OnceCell<Option<&'a str>>,
     keywords: Keywords<'a>,
     globs: Matchers<'a>,
     regexes: Matchers<'a>,
@@ -506,7 +503,6 @@ impl<'a> Engine<'a> {
             keywords: Keywords::new(artifact.section(Section::Keywords))?,
             globs: Matchers::new(artifact.section(Section::Globs))?,
             regexes: Matchers::new(artifact.section(Section::Regexes))?,
-            strings: OnceCell::new(),
             artifact,
         })
     }
@@ -946,20 +942,9 @@ impl<'a> Engine<'a> {
     /// named, so a crafted artifact can name a long one many times).
     fn str(&self, effort: &Effort, r: StrRef) -> Result<&'a str, ArtifactError> {
         effort.read(r.len as usize)?;
-        if self.strings.get().is_none() {
-            let section = self.artifact.section(Section::Strings);
-            effort.read(section.len())?;
-            let _ = self.strings.set(std::str::from_utf8(section).ok());
-        }
-        match self.strings.get().copied().flatten() {
-            // A string cut inside a character is malformed as in `Artifact::str`.
-            Some(strings) => {
-                let end = (r.offset as usize).checked_add(r.len as usize);
-                let range = r.offset as usize..end.unwrap_or(usize::MAX);
-                strings.get(range).ok_or(ArtifactError::Malformed("string reference"))
-            }
-            None => self.artifact.str(r),
-        }
+        // Only the string is checked: a hook reads a few short strings of a section that holds
+        // every rule's (checking it all would read pages the hook does not need).
+        self.artifact.str(r)
     }
 
     /// The matchers list `r` names, each once: a rule runs each automaton at most once per
