@@ -361,10 +361,10 @@ impl<'p> Text<'p> {
         &'t self,
         n: usize,
         name: &'t str,
-        indices: &[usize],
+        indices: &[u32],
         k: usize,
     ) -> Option<crate::command::Run<'t>> {
-        let command = self.parsed.command(*indices.get(k)?)?;
+        let command = self.parsed.command(*indices.get(k)? as usize)?;
         let readings = self
             .readings
             .get(n)?
@@ -379,7 +379,7 @@ impl<'p> Text<'p> {
         &'t self,
         n: usize,
         name: &'t str,
-        indices: &[usize],
+        indices: &[u32],
     ) -> Option<&'t BTreeMap<String, Vec<usize>>> {
         let run = |k: usize| self.run(n, name, indices, k);
         Some(self.firsts.get(n)?.get_or_init(|| first_operands(indices.len(), &run)))

@@ -57,7 +57,10 @@ pub struct Parsed<'t> {
     /// every command.
     names: Vec<Name>,
     /// The commands of each name, one name after the other (indices into `commands`).
-    grouped: Vec<usize>,
+    grouped: Vec<u32>,
+    /// What heredocs and here-strings feed commands (few do): by command (an index into
+    /// `commands`), an index into `words`.
+    stdins: BTreeMap<u32, u32>,
     /// While reading, the names past the first [`FEW_NAMES`], indexed.
     lookup: BTreeMap<Box<[u8]>, u32>,
     /// Whether words may be taken whole ([`parse_the_long_way`]).
@@ -129,7 +132,7 @@ const FEW_NAMES: usize = 16;
 /// within what a [`Span`] can index.
 pub const MAX_TEXT: usize = 64 << 20;
 
-/// A command as stored: its words and where its program is among them. In 32 bytes: a long
+/// A command as stored: its words and where its program is among them. In 28 bytes: a long
 /// script holds thousands.
 #[derive(Clone, Debug)]
 struct Raw {
@@ -137,8 +140,6 @@ struct Raw {
     words: Span,
     /// The index in `words` of its program (after assignments and wrappers).
     program: u32,
-    /// What a heredoc or here-string feeds it: an index into `words`, or [`NONE`].
-    stdin: u32,
     /// The end of the files its output goes to (`> file`, `>> file`), indices into `words`
     /// that follow its words.
     writes_end: u32,
@@ -151,6 +152,8 @@ struct Raw {
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
 }
+
+const _: () = assert!(size_of::<Raw>() == 28);
 
 /// One simple command.
 #[derive(Clone, Copy, Debug)]
@@ -212,7 +215,7 @@ impl<'p> Command<'p> {
 
     /// What a heredoc or here-string gives it on standard input.
     pub fn stdin(&self) -> Option<&'p str> {
-        some(self.raw.stdin).map(|i| self.parsed.word(i))
+        self.parsed.stdin(self.index).map(|i| self.parsed.word(i))
     }
 
     /// The words it was given before its program: assignments and wrappers (`sudo -u root`).
@@ -280,7 +283,7 @@ impl Parsed<'_> {
 
     /// The names of the programs it runs (`Command::name`), in order, each with its commands
     /// (their indices, in order: [`Parsed::command`]).
-    pub fn by_name(&self) -> impl ExactSizeIterator<Item = (&str, &[usize])> {
+    pub fn by_name(&self) -> impl ExactSizeIterator<Item = (&str, &[u32])> {
         self.names.iter().map(|name| {
             (self.span(name.text), self.grouped.get(name.commands.range()).unwrap_or_default())
         })
@@ -294,6 +297,14 @@ impl Parsed<'_> {
     /// The bytes of all its words.
     pub fn word_bytes(&self) -> usize {
         self.words.iter().map(|w| w.range().len()).sum()
+    }
+
+    /// The index in `words` of what command `index` is given on standard input.
+    fn stdin(&self, index: usize) -> Option<usize> {
+        if self.stdins.is_empty() {
+            return None;
+        }
+        self.stdins.get(&self::index(index)).map(|&word| word as usize)
     }
 
     fn word(&self, i: usize) -> &str {
@@ -388,7 +399,7 @@ impl Parsed<'_> {
         let mut grouped = vec![0; start];
         for (i, raw) in self.commands.iter().enumerate() {
             if let Some(at) = next.get_mut(raw.name as usize) {
-                grouped[*at] = i;
+                grouped[*at] = index(i);
                 *at += 1;
             }
         }
@@ -500,7 +511,7 @@ enum Inline {
 /// (`echo 'rm -rf /' | sh`, `echo /etc | xargs rm -rf`, `echo 'DROP TABLE t' | psql`).
 fn feed(parsed: &mut Parsed, index: usize) {
     let raw = &parsed.commands[index];
-    if raw.stdin != NONE {
+    if parsed.stdin(index).is_some() {
         return;
     }
     let Some(at) = some(raw.piped_from) else { return };
@@ -525,13 +536,12 @@ fn feed(parsed: &mut Parsed, index: usize) {
     };
     let word = parsed.push(&text);
     parsed.words.push(word);
-    parsed.commands[index].stdin = self::index(parsed.words.len() - 1);
+    parsed.stdins.insert(self::index(index), self::index(parsed.words.len() - 1));
 }
 
 /// Finds command `index`'s program past assignments and wrappers; says what it runs inline.
 fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
-    let Raw { words, stdin, .. } = parsed.commands[index].clone();
-    let (words, stdin) = (words.range(), some(stdin));
+    let (words, stdin) = (parsed.commands[index].words.range(), parsed.stdin(index));
     let (i, xargs) = program_of(parsed, words.clone()).unwrap_or_else(|query| (query, false));
     parsed.commands[index].program = self::index(i.min(words.end));
     let Some(&word) = parsed.words.get(i).filter(|_| i < words.end) else {
@@ -1373,6 +1383,10 @@ impl<'s, 't> Lexer<'s, '_, 't> {
                         continue;
                     }
                     if self.parsed.shortcuts && (self.plain_word() || self.quoted_word()) {
+                        // The blank after a word, skipped here: one turn of this loop fewer.
+                        if self.s.get(self.i) == Some(&b' ') {
+                            self.i += 1;
+                        }
                         continue;
                     }
                     if self.read_word() {
@@ -1395,7 +1409,6 @@ impl<'s, 't> Lexer<'s, '_, 't> {
                 words: Span::new(at..at),
                 writes_end: index(at),
                 program: index(at),
-                stdin: NONE,
                 piped_from: self.pipe.take().map_or(NONE, index),
                 name: NONE,
                 depth: self.depth,
@@ -1520,7 +1533,8 @@ impl<'s, 't> Lexer<'s, '_, 't> {
 
     fn set_stdin(&mut self, at: usize, word: Span) {
         self.parsed.words.push(word);
-        self.parsed.commands[at].stdin = index(self.parsed.words.len() - 1);
+        let word = index(self.parsed.words.len() - 1);
+        self.parsed.stdins.insert(index(at), word);
     }
 
     fn blanks(&mut self) {
@@ -2149,15 +2163,15 @@ mod tests {
                 .collect();
             let text: Vec<String> = names.iter().chain(&names).map(|n| format!("{n} x")).collect();
             let parsed = parse(text.join("; "), Dialect::Posix);
-            let listed: Vec<(&str, &[usize])> = parsed.by_name().collect();
+            let listed: Vec<(&str, &[u32])> = parsed.by_name().collect();
             assert!(listed.windows(2).all(|w| w[0].0 < w[1].0), "{count}: {listed:?}");
             let mut seen: Vec<usize> =
-                listed.iter().flat_map(|(_, at)| at.iter().copied()).collect();
+                listed.iter().flat_map(|(_, at)| at.iter().map(|&i| i as usize)).collect();
             seen.sort_unstable();
             assert_eq!(seen, (0..parsed.commands().len()).collect::<Vec<_>>(), "{count}");
             for (name, at) in listed {
                 assert!(at.windows(2).all(|w| w[0] < w[1]));
-                assert!(at.iter().all(|&i| parsed.command(i).unwrap().name() == name));
+                assert!(at.iter().all(|&i| parsed.command(i as usize).unwrap().name() == name));
             }
         }
     }

@@ -86,6 +86,7 @@ macro_rules! hook_main {
 /// nothing on stdout, one line on stderr, exit 0.
 pub fn start(kind: EventKind) -> std::ffi::c_int {
     ONE_SHOT.store(true, Ordering::Relaxed);
+    keep_freed_memory();
     standard_streams();
     // The default hook prints a multi-line report; the hook's stderr gets one line instead.
     panic::set_hook(Box::new(|_| {}));
@@ -115,6 +116,25 @@ static ONE_SHOT: AtomicBool = AtomicBool::new(false);
 fn one_shot() -> bool {
     ONE_SHOT.load(Ordering::Relaxed)
 }
+
+/// A hook answers once and exits: the memory it frees is best kept for what it allocates
+/// next, since a page a process touches first costs it more than the work on it (about 1.7 µs
+/// here, against 0.6 ms for the whole floor process). By default glibc gives freed memory at
+/// the top of the heap back to the system, and maps each block of 128 KiB or more afresh (a
+/// 50 KB command's payload, read, parsed and freed, was touched again for its reading).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code, reason = "mallopt, called before any thread exists")]
+fn keep_freed_memory() {
+    // SAFETY: `mallopt` only sets the allocator's parameters; called on the main thread before
+    // any other exists. A value it refuses leaves the default, which is only slower.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, std::ffi::c_int::MAX);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn keep_freed_memory() {}
 
 /// What Rust's runtime start-up does that a hook relies on: `SIGPIPE` ignored, so that writing
 /// to a reader that has gone is an error the hook handles and not a silent death; and the
