@@ -67,7 +67,7 @@ pub struct Parsed<'t> {
     shortcuts: bool,
 }
 
-/// A program's name: a span of `Parsed::text`, with its first bytes as a number (most names
+/// A program's name: a span of the reading's text, with its first bytes as a number (most names
 /// differ there), and its commands (a range of `Parsed::grouped`, once read).
 #[derive(Clone, Copy, Debug, Default)]
 struct Name {
@@ -92,7 +92,8 @@ pub fn max_commands(len: usize) -> usize {
     (REREADS + 1).saturating_mul(len.saturating_add(1))
 }
 
-/// A range of `Parsed::text`, or of `Parsed::words`, in half the room of a `Range<usize>`: the
+/// A range of a reading's text (the borrowed source, then `Parsed::text`), or of
+/// `Parsed::words`, in half the room of a `Range<usize>`: the
 /// words of a long text are many, and the memory a process touches first costs it more than the
 /// work (a text's readings hold far less than 4 GiB: [`parse`] reads at most [`MAX_TEXT`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -146,8 +147,8 @@ struct Raw {
     /// The command whose output it reads through a pipe: an index into `commands`, or
     /// [`NONE`].
     piped_from: u32,
-    /// Its program's name: an index into `names`, or [`NONE`] until its program is found and
-    /// its inline commands read.
+    /// Its program's name: an index into `names`, or [`NONE`] until its program is found (a
+    /// reading skips the commands a nested one has settled).
     name: u32,
     /// How deeply it is nested (0: on the command line itself).
     depth: u8,
@@ -292,6 +293,26 @@ impl Parsed<'_> {
     /// Its command at `index` ([`Command::index`]).
     pub fn command(&self, index: usize) -> Option<Command<'_>> {
         Some(Command { parsed: self, raw: self.commands.get(index)?, index })
+    }
+
+    /// All of it, a line per command (name, program, arguments, wrappers, files written,
+    /// standard input, the command piped from, depth), then a line per name with its commands,
+    /// after whether some was left unread: for tests and the fuzz target to compare two readings.
+    #[doc(hidden)]
+    pub fn describe(&self) -> Vec<String> {
+        let mut lines = vec![format!("{}", self.exhausted)];
+        for c in self.commands() {
+            let args: Vec<&str> = c.args().collect();
+            let wrappers: Vec<&str> = c.wrappers().collect();
+            let writes: Vec<&str> = c.writes().collect();
+            let from = c.piped_from().map(|f| f.index());
+            let (name, program, stdin, depth) = (c.name(), c.program(), c.stdin(), c.depth());
+            lines.push(format!(
+                "{name:?} {program:?} {args:?} {wrappers:?} {writes:?} {stdin:?} {from:?} {depth}"
+            ));
+        }
+        lines.extend(self.by_name().map(|(name, commands)| format!("{name:?} {commands:?}")));
+        lines
     }
 
     /// The bytes of all its words.
@@ -2218,23 +2239,6 @@ mod tests {
         assert!(!parse("eval \"$(eval x)\"; bash -c 'rm -rf /'", Dialect::Posix).exhausted());
     }
 
-    /// A reading, all of it, as text.
-    fn reading(parsed: &Parsed) -> Vec<String> {
-        let mut reading = vec![format!("{}", parsed.exhausted())];
-        for c in parsed.commands() {
-            let args: Vec<&str> = c.args().collect();
-            let wrappers: Vec<&str> = c.wrappers().collect();
-            let writes: Vec<&str> = c.writes().collect();
-            let from = c.piped_from().map(|f| f.index());
-            let (name, program, stdin, depth) = (c.name(), c.program(), c.stdin(), c.depth());
-            reading.push(format!(
-                "{name:?} {program:?} {args:?} {wrappers:?} {writes:?} {stdin:?} {from:?} {depth}"
-            ));
-        }
-        reading.extend(parsed.by_name().map(|(name, commands)| format!("{name:?} {commands:?}")));
-        reading
-    }
-
     #[test]
     fn the_shortcuts_read_alike() {
         // Texts made of the bytes that matter to the reader, from a fixed seed.
@@ -2255,8 +2259,8 @@ mod tests {
             let text: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();
             for dialect in [Dialect::Posix, Dialect::PowerShell] {
                 assert_eq!(
-                    reading(&parse(&text, dialect)),
-                    reading(&parse_the_long_way(&text, dialect)),
+                    parse(&text, dialect).describe(),
+                    parse_the_long_way(&text, dialect).describe(),
                     "{text:?} as {dialect:?}"
                 );
             }

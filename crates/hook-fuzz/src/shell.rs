@@ -90,25 +90,6 @@ const WRITES: [&str; 4] = ["/etc/*", "~/.ssh/*", "*.log", "\\*"];
 /// Globs over the program piping into the command, a bit each of byte 5's high half.
 const PIPED_FROM: [&str; 4] = ["curl", "wget", "*", "c?t"];
 
-/// All of a reading, to compare two: each command's name, program, arguments, wrappers, files
-/// written, standard input, the command it is piped from and its depth; the names with their
-/// commands; whether some was left unread.
-fn reading(parsed: &Parsed) -> Vec<String> {
-    let mut reading = vec![format!("{}", parsed.exhausted())];
-    for c in parsed.commands() {
-        let args: Vec<&str> = c.args().collect();
-        let wrappers: Vec<&str> = c.wrappers().collect();
-        let writes: Vec<&str> = c.writes().collect();
-        let from = c.piped_from().map(|from| from.index());
-        let (name, program, stdin, depth) = (c.name(), c.program(), c.stdin(), c.depth());
-        reading.push(format!(
-            "{name:?} {program:?} {args:?} {wrappers:?} {writes:?} {stdin:?} {from:?} {depth}"
-        ));
-    }
-    reading.extend(parsed.by_name().map(|(name, commands)| format!("{name:?} {commands:?}")));
-    reading
-}
-
 /// Runs the target on `data`; `Evaluated` when the text has a command with a program (which
 /// the pattern was then matched against).
 ///
@@ -128,10 +109,10 @@ pub fn run(data: &[u8]) -> Reached {
     let parsed = parse(&*text, dialect);
     check_size(&text, &parsed);
     let long_way = parse_the_long_way(&text, dialect);
-    assert_eq!(reading(&parsed), reading(&long_way), "the shortcuts read otherwise");
+    assert_eq!(parsed.describe(), long_way.describe(), "the shortcuts read otherwise");
     if header[0] & 2 != 0 {
         let owned = parse(text.to_string(), dialect);
-        assert_eq!(reading(&parsed), reading(&owned), "an owned text reads otherwise");
+        assert_eq!(parsed.describe(), owned.describe(), "an owned text reads otherwise");
     }
     let mut reached = Reached::Parsed;
     for command in parsed.commands() {
