@@ -93,6 +93,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
             rows.push((case, hook_time, floor_time));
         }
         println!("\n{} linking", linking.name);
+        crate::link_order::report(&linking.bin_dir.join(EventKind::PreToolUse.binary_name()));
         println!("{:<52} {:>10} {:>10} {:>7}", "binary (example)", "hook", "floor", "ratio");
         for (case, hook, floor) in &rows {
             let ratio = hook.as_secs_f64() / floor.as_secs_f64();

@@ -4,7 +4,7 @@
 //! Limits: 1.2× the floor for the short commands, 1.5× for the 50 KB one.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use hook_model::EventKind;
@@ -29,6 +29,40 @@ pub(crate) fn run(
     let scratch = root().join("target/bench/guard");
     let compiled = std::fs::metadata(project.join(".claude/hookpack/compiled/rules.hpk"))?.len();
 
+    let floor = bin_dir.join("hook-floor");
+    let hook = bin_dir.join(EventKind::PreToolUse.binary_name());
+    println!(
+        "\nguard packs ({linking} linking): {} ({compiled} bytes compiled); a Bash PreToolUse \
+         hook against the floor, median of {runs} spawns each",
+        packs.join(", ")
+    );
+    crate::link_order::report(&hook);
+    println!("{:<40} {:>10} {:>10} {:>7} {:>7}", "command", "hook", "floor", "ratio", "limit");
+    let mut failures = Vec::new();
+    for (name, payload, limit) in payloads(&scratch, &project)? {
+        let [hook_time, floor_time] =
+            measure(&[(&hook, &project), (&floor, &project)], &payload, runs)?;
+        let ratio = hook_time.as_secs_f64() / floor_time.as_secs_f64();
+        let verdict = if ratio <= limit { "" } else { "  over the limit" };
+        println!(
+            "{name:<40} {:>10} {:>10} {ratio:>7.3} {limit:>7.1}{verdict}",
+            ms(hook_time),
+            ms(floor_time)
+        );
+        if ratio > limit {
+            failures.push(format!("guard packs: {name}: {ratio:.3} > {limit}"));
+        }
+    }
+    Ok(failures)
+}
+
+/// The commands measured, each written as a `Bash` `PreToolUse` payload in `scratch`: (name,
+/// payload, limit). An ordinary command, a destructive one (denied), and a 50 KB script whose
+/// every command is read.
+pub(crate) fn payloads(
+    scratch: &Path,
+    project: &Path,
+) -> anyhow::Result<Vec<(&'static str, PathBuf, f64)>> {
     let mut script = String::new();
     let mut step = 0;
     while script.len() < 50_000 {
@@ -52,16 +86,8 @@ pub(crate) fn run(
         ),
         ("50 KB script", script, MAX_RATIO_LONG),
     ];
-
-    let floor = bin_dir.join("hook-floor");
-    let hook = bin_dir.join(EventKind::PreToolUse.binary_name());
-    println!(
-        "\nguard packs ({linking} linking): {} ({compiled} bytes compiled); a Bash PreToolUse \
-         hook against the floor, median of {runs} spawns each",
-        packs.join(", ")
-    );
-    println!("{:<40} {:>10} {:>10} {:>7} {:>7}", "command", "hook", "floor", "ratio", "limit");
-    let mut failures = Vec::new();
+    std::fs::create_dir_all(scratch)?;
+    let mut payloads = Vec::new();
     for (name, command, limit) in cases {
         let payload = scratch.join(format!("{}.json", name.split(' ').next().unwrap_or("case")));
         let body = json!({
@@ -75,24 +101,13 @@ pub(crate) fn run(
             "tool_use_id": "toolu_bench",
         });
         std::fs::write(&payload, body.to_string())?;
-        let [hook_time, floor_time] =
-            measure(&[(&hook, &project), (&floor, &project)], &payload, runs)?;
-        let ratio = hook_time.as_secs_f64() / floor_time.as_secs_f64();
-        let verdict = if ratio <= limit { "" } else { "  over the limit" };
-        println!(
-            "{name:<40} {:>10} {:>10} {ratio:>7.3} {limit:>7.1}{verdict}",
-            ms(hook_time),
-            ms(floor_time)
-        );
-        if ratio > limit {
-            failures.push(format!("guard packs: {name}: {ratio:.3} > {limit}"));
-        }
+        payloads.push((name, payload, limit));
     }
-    Ok(failures)
+    Ok(payloads)
 }
 
 /// `guard` and every `guard-*` builtin pack, by the files of `rules/`.
-fn guard_packs() -> anyhow::Result<Vec<String>> {
+pub(crate) fn guard_packs() -> anyhow::Result<Vec<String>> {
     let dir = root().join("rules");
     let mut packs = Vec::new();
     for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {

@@ -126,6 +126,8 @@ fn bins_manifest() -> String {
          license.workspace = true\n\
          publish.workspace = true\n\
          autobins = false\n\
+         # Lays the code the hooks run side by side (`link-order.txt`, `cargo xtask link-order`).\n\
+         build = \"build.rs\"\n\
          \n\
          [lib]\n\
          # The crate exists for its binaries; the library only carries the documentation.\n\

@@ -5,6 +5,7 @@
 //! - `bench [--runs N]`: start-up cost of every hook against the floor binary, in one run;
 //! - `demo`: replays `examples/` through the real binaries and prints each answer;
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
+//! - `link-order`: the list of functions the hooks run, laid side by side at link time;
 //! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`;
 //! - `fuzz [TARGET] [--seconds N] [--jobs N]`: libFuzzer on stable, each target (or one) for N seconds;
 //! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code;
@@ -22,6 +23,7 @@ mod demo;
 mod e2e;
 mod fuzz;
 mod guard_corpus;
+mod link_order;
 mod release;
 mod tidy;
 mod workspace;
@@ -38,6 +40,8 @@ commands:
   bench [--runs N]    spawn every hook binary against the floor binary and print ratios
   demo                replay examples/ through the hook binaries and print each answer
   tidy                check the house rules no compiler checks
+  link-order          list the functions the hook binaries run (valgrind), which their link lays
+                      side by side: crates/hook-bins/link-order.txt
   dist                build the hook binaries for release (static where possible) into target/dist/bin
   fuzz [TARGET] [--seconds N] [--jobs N]
                       build the libFuzzer targets (fuzz/) and run each (payload, pack, artifact,
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         ["compile-rules", "--check"] => compile_rules::run(workspace::Mode::Check),
         ["demo"] => demo::run(),
         ["dist"] => release::dist(),
+        ["link-order"] => link_order::run(),
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["e2e", rest @ ..] => e2e::run(rest),
         ["guard-corpus", rest @ ..] => guard_corpus::run(rest),

@@ -94,6 +94,9 @@ pub(crate) fn dist() -> anyhow::Result<()> {
         // Replace, never overwrite in place: a running hook may have the old file mapped.
         let staged = dest.join(format!(".{}.new", kind.binary_name()));
         std::fs::copy(&from, &staged).with_context(|| format!("copying {}", from.display()))?;
+        // The `hooks` profile keeps the symbol table for the link order (`link_order`); what
+        // ships does without it, where `strip` is to be had.
+        let _ = Command::new("strip").arg(&staged).stderr(std::process::Stdio::null()).status();
         std::fs::rename(&staged, &to).with_context(|| format!("installing {}", to.display()))?;
     }
     println!(

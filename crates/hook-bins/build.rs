@@ -1,0 +1,46 @@
+//! Lays the functions a hook runs side by side in its binary.
+//!
+//! A hook's start-up is mostly the kernel's: each first touch of a page of code is a fault,
+//! and the kernel maps 16 pages around it. The few hundred functions a hook runs are a tenth of
+//! its code, but the linker scatters them over the whole of it; listed in `link-order.txt`,
+//! they come first, in a few pages (`cargo xtask link-order` writes the list from the shipped
+//! binaries; `cargo xtask bench` says how much of it the binaries it measures hold). A name
+//! the build does not define is passed over, so a stale list costs speed, never the build.
+//!
+//! Only where the linker is known to read such a list: `rust-lld`, Rust's default linker for
+//! `x86_64-unknown-linux-gnu`, unless a linker of one's own is configured. `HOOKPACK_LINK_ORDER=off`
+//! turns it off.
+
+#![allow(clippy::print_stdout, reason = "cargo reads a build script's instructions on its stdout")]
+
+use std::env;
+use std::path::Path;
+
+fn main() {
+    println!("cargo::rerun-if-changed=link-order.txt");
+    println!("cargo::rerun-if-env-changed=HOOKPACK_LINK_ORDER");
+    let wanted = !env::var("HOOKPACK_LINK_ORDER").is_ok_and(|value| value == "off");
+    let target = env::var("TARGET").unwrap_or_default();
+    // A linker of one's own (`linker = …`, `-C linker=…`, `-fuse-ld=…`) may not take the list.
+    let own_linker = env::var_os("RUSTC_LINKER").is_some()
+        || env::var("CARGO_ENCODED_RUSTFLAGS").is_ok_and(|flags| {
+            flags.split('\x1f').any(|flag| flag.contains("fuse-ld") || flag.contains("linker"))
+        });
+    if !wanted || target != "x86_64-unknown-linux-gnu" || own_linker {
+        return;
+    }
+    let Some(dir) = env::var_os("CARGO_MANIFEST_DIR") else { return };
+    let list = Path::new(&dir).join("link-order.txt");
+    if !list.is_file() {
+        return;
+    }
+    // One argument each (`-Xlinker`), so that no comma in the path splits it.
+    for arg in [
+        "-Xlinker".to_owned(),
+        format!("--symbol-ordering-file={}", list.display()),
+        "-Xlinker".to_owned(),
+        "--no-warn-symbol-ordering".to_owned(),
+    ] {
+        println!("cargo::rustc-link-arg-bins={arg}");
+    }
+}

@@ -1,0 +1,201 @@
+//! `cargo xtask link-order`: the list of the functions the hooks run, which their link lays
+//! side by side (`crates/hook-bins/build.rs`), made from the binaries that ship.
+//!
+//! The static hook binaries are built as `dist` and `bench` build them, then run under
+//! callgrind (valgrind) on every event's examples against the builtin packs, and as a `Bash`
+//! `PreToolUse` under every guard pack on the guard benchmark's commands. Every function that
+//! ran is listed by its symbol: those that ran in the most calls first, so that what every hook
+//! runs shares the fewest pages.
+//!
+//! A symbol carries a hash of the build's configuration (the toolchain, the dependencies'
+//! versions, the profile), not of the code: editing a function keeps its name, while a new
+//! toolchain or a dependency update renames them all, and the list then places nothing until it
+//! is made again. `cargo xtask bench` says how much of it the binaries it measures define.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail, ensure};
+use hook_model::EventKind;
+
+use crate::release::{build_dynamic, build_static};
+use crate::workspace::{examples, root};
+
+/// The list, read by `crates/hook-bins/build.rs`.
+const LIST: &str = "crates/hook-bins/link-order.txt";
+
+const HEADER: &str = "\
+# The functions the hook binaries run, by symbol, laid side by side at link time
+# (crates/hook-bins/build.rs): those run by the most calls first. Written by
+# `cargo xtask link-order` from the static `hooks` build; do not edit. A name the build does not
+# define is passed over (`cargo xtask bench` says how many it defines).
+";
+
+pub(crate) fn run() -> anyhow::Result<()> {
+    for tool in ["valgrind", "nm"] {
+        let found = Command::new(tool).arg("--version").stdout(Stdio::null()).status();
+        ensure!(found.is_ok_and(|s| s.success()), "`{tool}` is needed to make the list");
+    }
+    let linking = build_static(&["hook-bins"])?
+        .context("the list is made from the static binaries, which this host does not build")?;
+    let hookpack = build_dynamic(&["hookpack"])?.bin_dir.join("hookpack");
+    let scratch = root().join("target/link-order");
+    std::fs::create_dir_all(&scratch)?;
+
+    let mut calls: Vec<(PathBuf, PathBuf, PathBuf)> = Vec::new();
+    let packs = ["context", "guard", "memory", "workflow"];
+    let builtin = crate::bench_rules::builtin_project(&hookpack, "link-order-builtin", &packs)?;
+    let missing = scratch.join("no-transcript.jsonl");
+    // The worktree hooks run git: what they run is git's.
+    for &kind in EventKind::ALL.iter().filter(|k| !k.acts_without_rules()) {
+        for (n, example) in examples(kind)?.into_iter().enumerate() {
+            let mut payload: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&example)?)?;
+            payload["transcript_path"] = serde_json::Value::from(missing.to_string_lossy());
+            let path = scratch.join(format!("{}-{n}.json", kind.kebab()));
+            std::fs::write(&path, payload.to_string())?;
+            calls.push((linking.bin_dir.join(kind.binary_name()), path, builtin.clone()));
+        }
+    }
+    let guard_packs = crate::bench_guard::guard_packs()?;
+    let names: Vec<&str> = guard_packs.iter().map(String::as_str).collect();
+    let guard = crate::bench_rules::builtin_project(&hookpack, "link-order-guard", &names)?;
+    for (_, payload, _) in crate::bench_guard::payloads(&scratch.join("guard"), &guard)? {
+        calls.push((
+            linking.bin_dir.join(EventKind::PreToolUse.binary_name()),
+            payload,
+            guard.clone(),
+        ));
+    }
+
+    // Per symbol: in how many calls it ran, and when it was first seen.
+    let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut defined: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
+    let profile = scratch.join("callgrind.out");
+    for (binary, payload, project) in &calls {
+        if !defined.contains_key(binary) {
+            let symbols = text_symbols(binary)?
+                .with_context(|| format!("{} has no symbol table", binary.display()))?;
+            defined.insert(binary.clone(), symbols);
+        }
+        let symbols = defined.get(binary).context("symbols just read")?;
+        let _ = std::fs::remove_file(&profile);
+        let status = Command::new("valgrind")
+            .args(["--tool=callgrind", "--demangle=no", "--quiet"])
+            .arg(format!("--callgrind-out-file={}", profile.display()))
+            .arg(binary)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("CLAUDE_PROJECT_DIR", project)
+            .env("XDG_CONFIG_HOME", project)
+            .current_dir(project)
+            .stdin(File::open(payload)?)
+            .stdout(Stdio::null())
+            .status()
+            .context("running valgrind")?;
+        ensure!(
+            status.success(),
+            "{} on {} failed under valgrind",
+            binary.display(),
+            payload.display()
+        );
+        let mut ran = functions_run(&std::fs::read_to_string(&profile)?);
+        let mut once = HashSet::new();
+        ran.retain(|name| symbols.contains(name) && once.insert(name.clone()));
+        for name in ran {
+            let next = seen.len();
+            seen.entry(name).or_insert((0, next)).0 += 1;
+        }
+    }
+    if seen.is_empty() {
+        bail!("no function was seen running: is valgrind working?");
+    }
+    let mut order: Vec<(String, (usize, usize))> = seen.into_iter().collect();
+    order.sort_by_key(|(_, (calls, first))| (std::cmp::Reverse(*calls), *first));
+    let mut text = HEADER.to_owned();
+    for (name, _) in &order {
+        text.push_str(name);
+        text.push('\n');
+    }
+    let list = root().join(LIST);
+    std::fs::write(&list, text).with_context(|| format!("writing {}", list.display()))?;
+    println!("{} functions seen in {} calls, listed in {LIST}", order.len(), calls.len());
+    Ok(())
+}
+
+/// Says how much of the list `binary` holds, and what to do when it holds little of it.
+pub(crate) fn report(binary: &Path) {
+    let name = binary.file_name().unwrap_or_default().to_string_lossy();
+    match placed(binary) {
+        Some((found, listed)) if found * 2 >= listed => {
+            println!(
+                "link order: {name} defines {found} of the {listed} functions listed in {LIST}"
+            );
+        }
+        Some((found, listed)) => println!(
+            "link order: {name} defines only {found} of the {listed} functions listed in {LIST}: \
+             the list was made for another toolchain or other dependencies; run `cargo xtask \
+             link-order`"
+        ),
+        None => println!("link order: cannot tell how much of {LIST} {name} holds (no nm?)"),
+    }
+}
+
+/// How many of the list's names `binary` defines, of how many: `None` when that cannot be
+/// told (no list, no `nm`, a binary without symbols).
+pub(crate) fn placed(binary: &Path) -> Option<(usize, usize)> {
+    let list = std::fs::read_to_string(root().join(LIST)).ok()?;
+    let symbols = text_symbols(binary).ok()??;
+    let names: Vec<&str> =
+        list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    Some((names.iter().filter(|name| symbols.contains(**name)).count(), names.len()))
+}
+
+/// The symbols of functions `binary` defines (`nm`); `None` when it has no symbol table.
+fn text_symbols(binary: &Path) -> anyhow::Result<Option<BTreeSet<String>>> {
+    let output =
+        Command::new("nm").arg("--defined-only").arg(binary).output().context("running nm")?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let symbols: BTreeSet<String> = text
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (_, kind, name) = (fields.next()?, fields.next()?, fields.next()?);
+            matches!(kind, "t" | "T" | "w" | "W").then(|| name.to_owned())
+        })
+        .collect();
+    Ok((!symbols.is_empty()).then_some(symbols))
+}
+
+/// The functions a callgrind profile names (`fn=(id) name` where a function is first named,
+/// whether it ran or was called).
+fn functions_run(profile: &str) -> Vec<String> {
+    profile
+        .lines()
+        .filter_map(|line| line.strip_prefix("fn=").or_else(|| line.strip_prefix("cfn=")))
+        .filter_map(|rest| {
+            let name = match rest.strip_prefix('(') {
+                Some(numbered) => numbered.split_once(") ")?.1,
+                None => rest,
+            };
+            Some(name.trim().to_owned())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::functions_run;
+
+    #[test]
+    fn a_profile_names_each_function_where_it_first_appears() {
+        let profile = "events: Ir\nfn=(1) main\n0 3\ncfn=(2) _ZN4core3fmt5write17h0123456789abcdefE\n\
+                       calls=1 0\n0 5\nfn=(2)\n0 7\nfn=(3) 0x00000000002b1680\n";
+        assert_eq!(
+            functions_run(profile),
+            ["main", "_ZN4core3fmt5write17h0123456789abcdefE", "0x00000000002b1680"]
+        );
+    }
+}
