@@ -16,7 +16,7 @@ use hook_engine::Engine;
 use hook_engine::artifact::{AlignedBytes, Artifact};
 use hook_model::EventKind;
 
-use crate::bench::{measure, median, ms};
+use crate::timing::{measure, median, ms};
 use crate::workspace::{examples, root};
 
 const MAX_RATIO: f64 = 1.5;

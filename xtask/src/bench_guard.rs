@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use hook_model::EventKind;
 use serde_json::json;
 
-use crate::bench::{measure, ms};
+use crate::timing::{measure, ms};
 use crate::workspace::root;
 
 const MAX_RATIO: f64 = 1.2;
@@ -36,7 +36,6 @@ pub(crate) fn run(
          hook against the floor, median of {runs} spawns each",
         packs.join(", ")
     );
-    crate::link_order::report(&hook);
     println!("{:<40} {:>10} {:>10} {:>7} {:>7}", "command", "hook", "floor", "ratio", "limit");
     let mut failures = Vec::new();
     for (name, payload, limit) in payloads(&scratch, &project)? {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::ensure;
 
-use crate::bench::{measure, ms};
+use crate::timing::{measure, ms};
 use crate::workspace::root;
 
 const SIZES: [usize; 4] = [0, 10, 1_000, 10_000];

@@ -26,6 +26,7 @@ mod guard_corpus;
 mod link_order;
 mod release;
 mod tidy;
+mod timing;
 mod workspace;
 
 use std::process::ExitCode;

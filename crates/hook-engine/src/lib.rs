@@ -9,6 +9,7 @@ pub mod bounded;
 pub mod command;
 mod eval;
 pub mod memory;
+mod session;
 pub mod shell;
 pub mod template;
 pub mod text;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::eval::SessionState;
+use crate::session::SessionState;
 
 /// The namespaces when the config names none.
 pub const DEFAULT_NAMESPACES: [&str; 10] = [

@@ -10,8 +10,8 @@ use hook_engine::bounded::read_regular;
 use hook_model::{EventKind, HookInput, HookOutput, PermissionDecision};
 use serde_json::Value;
 
+use crate::notice::{announce, first_time};
 use crate::respond::{Answer, Answered};
-use crate::rules::{announce, first_time};
 use crate::state::Store;
 use crate::{ARTIFACT_PATH, Env, Installation};
 

@@ -24,6 +24,7 @@ pub mod confined;
 mod env;
 mod exit;
 mod failure;
+mod notice;
 mod project;
 mod respond;
 mod rules;

@@ -1,7 +1,6 @@
 //! Answering from the compiled rules: map the artifact, check it, notice staleness, evaluate.
 
 use std::fs;
-use std::io::Write as _;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
@@ -14,7 +13,8 @@ use hook_engine::{Bracket, Engine, Evaluation, Facts, Mode, Response, SessionSta
 use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
-use crate::confined::{Confined, ConfinedDir};
+use crate::confined::Confined;
+use crate::notice::{announce, first_time};
 use crate::respond::{Answer, Answered};
 use crate::state::{self, Session, Store};
 use crate::transcript;
@@ -412,16 +412,6 @@ fn memories(
     Ok(recalled)
 }
 
-/// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.
-pub(crate) fn announce(output: &mut hook_model::HookOutput, notice: String) {
-    if let Some(slot) = output.system_message_mut() {
-        *slot = Some(match slot.take() {
-            Some(message) => format!("{message}\n{notice}"),
-            None => notice,
-        });
-    }
-}
-
 /// Why the artifact cannot be used.
 #[derive(Debug)]
 pub enum Unusable {
@@ -578,101 +568,4 @@ fn mtime_ns(meta: &fs::Metadata) -> i64 {
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_nanos()).ok())
         .unwrap_or(0)
-}
-
-/// How long a notice marker is kept: past it, the session is long gone.
-const NOTICE_MAX_AGE: std::time::Duration = std::time::Duration::from_hours(7 * 24);
-
-/// Whether this is the first time `key` is announced in `session`, at an event whose
-/// `systemMessage` the user sees in every mode (`UserPromptSubmit`, `PreToolUse`,
-/// `PostToolUse`, `Stop`): a marker file under `state/notices/`, created atomically, so
-/// parallel hooks announce it once. Where no marker can be kept (a read-only or refused
-/// folder), a notice is given only when a session starts, never on every hook.
-pub(crate) fn first_time(
-    installation: &Installation,
-    kind: EventKind,
-    session: &str,
-    key: &str,
-) -> bool {
-    // Told where the user sees it in every mode, and marked only then: a notice given where
-    // print mode hides it would never be seen.
-    if !kind.shows_system_message_in_every_mode() && kind != EventKind::SessionStart {
-        return false;
-    }
-    let marker = format!("{}.{key}", session_marker(session));
-    let Ok(dir) = Confined::of(installation).dir("state/notices") else {
-        return kind == EventKind::SessionStart;
-    };
-    // SessionStart tells only when nothing can be remembered (below): once, where it may show.
-    if kind == EventKind::SessionStart {
-        return false;
-    }
-    match dir.create_new(&marker) {
-        Ok(mut file) => {
-            let _ = file.write_all(b"announced\n");
-            prune_notices(&dir);
-            true
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => false,
-        Err(_) => kind == EventKind::SessionStart,
-    }
-}
-
-/// A session's marker prefix: readable, and unique however long or odd the id (its hash).
-fn session_marker(session: &str) -> String {
-    let readable: String = session
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-        .take(40)
-        .collect();
-    format!("{readable}-{:016x}", hook_engine::artifact::sources::fnv1a(session.as_bytes()))
-}
-
-/// Removes the markers of sessions gone for a week (run when a marker is made, which is rare).
-fn prune_notices(dir: &ConfinedDir) {
-    let Ok(entries) = fs::read_dir(dir.path()) else { return };
-    let now = std::time::SystemTime::now();
-    for entry in entries.filter_map(Result::ok) {
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > NOTICE_MAX_AGE));
-        if old && let Some(name) = entry.file_name().to_str() {
-            let _ = dir.remove(name);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sessions_never_share_a_notice_marker() {
-        let long = "a".repeat(100);
-        let other = format!("{long}b");
-        assert_ne!(session_marker(&long), session_marker(&other), "ids past the readable part");
-        assert_ne!(session_marker("a/b"), session_marker("ab"), "ids that differ in odd bytes");
-        let marker = session_marker(&format!("../../{long}"));
-        assert!(marker.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
-        assert!(marker.len() <= 40 + 17);
-    }
-
-    #[test]
-    fn old_notice_markers_are_pruned() {
-        let root = std::env::temp_dir().join(format!("hookpack-notices-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        fs::create_dir_all(&root).unwrap();
-        let installation = Installation::User { dir: root.clone() };
-        let dir = Confined::of(&installation).dir("state/notices").unwrap();
-        let old = dir.entry("gone-session.stale-1").unwrap();
-        fs::write(&old, "announced\n").unwrap();
-        let week_ago = std::time::SystemTime::now() - NOTICE_MAX_AGE - NOTICE_MAX_AGE / 7;
-        fs::File::options().write(true).open(&old).unwrap().set_modified(week_ago).unwrap();
-        assert!(first_time(&installation, EventKind::Stop, "s", "stale-2"));
-        assert!(!first_time(&installation, EventKind::Stop, "s", "stale-2"), "once");
-        assert!(!old.exists(), "a week-old marker is removed");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
-        fs::remove_dir_all(root).unwrap();
-    }
 }

@@ -1,0 +1,278 @@
+//! Whether one rule's conditions hold for an event (`Engine::check`), each condition in turn,
+//! and what it says when one does not.
+
+use hook_model::EventKind;
+use serde_json::Value;
+
+use super::commands::CommandMatch;
+use super::{
+    Engine, Facts, Scan, field_key, memory_scan, quoted, quoted_as, star_commands, tool_path,
+};
+use crate::artifact::format::{decision, flag, once, rule};
+use crate::artifact::{ArtifactError, Effort, KeywordMatches, StrRef, Words};
+use crate::memory;
+use crate::session::SessionState;
+use crate::text::lookup;
+
+impl<'a> Engine<'a> {
+    /// `Ok(Ok(()))` when every condition holds; `Ok(Err((key, detail)))` naming the first
+    /// that does not (the detail only when `explain`). Without a `state`, the conditions on the
+    /// session state, the bracket and `once` are taken to hold.
+    #[allow(clippy::too_many_lines, reason = "one block per condition of the rule language")]
+    pub(super) fn check<'p>(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        facts: &Facts<'p>,
+        state: Option<&SessionState>,
+        scan: &Scan<'p>,
+        explain: bool,
+    ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
+        let miss = |key: &'static str, detail: &dyn Fn() -> String| {
+            Ok(Err((key, if explain { detail() } else { String::new() })))
+        };
+        let payload = facts.payload;
+        let tool = payload.get("tool_name").and_then(Value::as_str).unwrap_or("");
+
+        let names = self.strings(effort, r, rule::TOOL_NAMES_L)?;
+        let input = payload.get("tool_input");
+        if !names.is_empty()
+            && !names.iter().any(|name| hook_model::matcher_covers(name, tool, input))
+        {
+            return miss("tool", &|| format!("tool is `{tool}`, not one of {}", quoted(&names)));
+        }
+        let tool_regex = r.get(rule::TOOL_REGEX);
+        if tool_regex != 0 && !self.regex(effort, tool_regex - 1, tool)? {
+            return miss("tool", &|| format!("tool `{tool}` does not match the tool regex"));
+        }
+
+        let includes = self.matcher_list(effort, r.list_ref(rule::PATHS_L))?;
+        let excludes = self.matcher_list(effort, r.list_ref(rule::PATHS_EXCLUDED_L))?;
+        if !includes.is_empty() || !excludes.is_empty() {
+            let Some(path) = tool_path(payload, facts.project_root) else {
+                return miss("paths", &|| "the tool call names no file path".to_owned());
+            };
+            if !includes.is_empty() && !self.any_glob(effort, &includes, &path)? {
+                return miss("paths", &|| format!("`{path}` matches none of the globs"));
+            }
+            if !excludes.is_empty() && self.any_glob(effort, &excludes, &path)? {
+                return miss("paths", &|| format!("`{path}` is excluded by a `!` glob"));
+            }
+        }
+
+        let fields: Vec<u32> = self.list(effort, r.list_ref(rule::FIELDS_L))?.iter().collect();
+        for entry in fields.chunks_exact(4) {
+            let path = self.str(effort, StrRef { offset: entry[0], len: entry[1] })?;
+            let values = self.str(effort, StrRef { offset: entry[2], len: entry[3] })?;
+            effort.parse(values.len())?;
+            let values: Vec<Value> = serde_json::from_str(values)
+                .map_err(|_| ArtifactError::Malformed("field values"))?;
+            let actual = lookup(payload, path);
+            if !actual.is_some_and(|a| values.contains(a)) {
+                return miss(field_key(path), &|| {
+                    let actual = actual.map_or_else(|| "missing".to_owned(), ToString::to_string);
+                    format!("`{path}` is {actual}, not one of {}", Value::Array(values.clone()))
+                });
+            }
+        }
+
+        let stars = self.strings(effort, r, rule::STAR_L)?;
+        if !stars.is_empty() {
+            let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
+            let found = match scan.shared.stars.get() {
+                Some(found) => found,
+                None => {
+                    effort.scan(prompt.len())?;
+                    scan.shared.stars.get_or_init(|| star_commands(prompt))
+                }
+            };
+            if !stars.iter().any(|s| found.iter().any(|f| f == s)) {
+                return miss("star", &|| {
+                    format!("the prompt has none of {}", quoted_as(&stars, "*"))
+                });
+            }
+        }
+
+        let modes = self.strings(effort, r, rule::PERMISSION_MODE_L)?;
+        let mode = payload.get("permission_mode").and_then(Value::as_str).unwrap_or("");
+        if !modes.is_empty() && !modes.contains(&mode) {
+            return miss("permission_mode", &|| {
+                format!("permission mode is `{mode}`, not one of {}", quoted(&modes))
+            });
+        }
+
+        if let Some(state) = state
+            && let Err(miss) = self.check_state(effort, r, facts, state, explain)?
+        {
+            return Ok(Err(miss));
+        }
+
+        let has_terms = [rule::KEYWORDS_L, rule::KEYWORDS_ALL_L, rule::EXCLUDE_L]
+            .iter()
+            .any(|&s| r.list_ref(s).len > 0);
+        if has_terms {
+            let field = r.str_ref(rule::FIELD_S);
+            let empty = KeywordMatches::default();
+            let found = scan.scans.get(&(field.offset, field.len)).unwrap_or(&empty);
+            let keywords: Vec<u32> =
+                self.list(effort, r.list_ref(rule::KEYWORDS_L))?.iter().collect();
+            if !keywords.is_empty() && !keywords.iter().any(|&k| found.contains(k)) {
+                return miss("keywords", &|| "none of the keywords occurs in the text".to_owned());
+            }
+            let all = self.list(effort, r.list_ref(rule::KEYWORDS_ALL_L))?;
+            if all.iter().any(|k| !found.contains(k)) {
+                return miss("keywords_all", &|| {
+                    "not every term of `keywords_all` occurs in the text".to_owned()
+                });
+            }
+            let vetoes = self.list(effort, r.list_ref(rule::EXCLUDE_L))?;
+            if vetoes.iter().any(|k| found.contains(k)) {
+                return miss("exclude", &|| "an `exclude` term occurs in the text".to_owned());
+            }
+        }
+
+        let regexes = self.matcher_list(effort, r.list_ref(rule::REGEX_L))?;
+        if !regexes.is_empty() {
+            let field = r.str_ref(rule::FIELD_S);
+            let mut texts = None;
+            let mut matched = false;
+            for &index in &regexes {
+                let key = (index, field.offset, field.len);
+                let known = scan.regex_matched.borrow().get(&key).copied();
+                let found = match known {
+                    Some(found) => found,
+                    None => {
+                        if texts.is_none() {
+                            texts = Some(self.texts(effort, facts, field)?);
+                        }
+                        let mut found = false;
+                        for text in texts.iter().flatten() {
+                            if self.regex(effort, index, text)? {
+                                found = true;
+                                break;
+                            }
+                        }
+                        scan.regex_matched.borrow_mut().insert(key, found);
+                        found
+                    }
+                };
+                if found {
+                    matched = true;
+                    break;
+                }
+            }
+            if !matched {
+                return miss("regex", &|| "no regex matches the text".to_owned());
+            }
+        }
+
+        if self.matched_command(effort, r, facts, scan)? == CommandMatch::Missed {
+            return miss("command", &|| {
+                "no `command` pattern matches a command the text runs".to_owned()
+            });
+        }
+
+        if r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0 {
+            let config = self.memory_config_with(effort)?;
+            let texts = self.texts(effort, facts, r.str_ref(rule::FIELD_S))?;
+            for text in &texts {
+                memory_scan(effort, text.len(), &config)?;
+            }
+            if !texts.iter().any(|text| memory::has_marker(text, &config)) {
+                return miss("capture", &|| "the text has no memory marker".to_owned());
+            }
+        }
+
+        // Claude Code continues the turn on a Stop's block and on its context alike: either
+        // given again while a stop hook is active would loop (reference §2.2).
+        let code = r.get(rule::KINDS).to_le_bytes()[1];
+        let continues = code == decision::BLOCK || r.str_ref(rule::CONTEXT_S).len > 0;
+        if continues
+            && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
+            && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
+            && r.get(rule::FLAGS) & flag::REPEAT == 0
+        {
+            return miss("repeat", &|| {
+                "a stop hook is already active and the rule has no `repeat = true`".to_owned()
+            });
+        }
+        Ok(Ok(()))
+    }
+
+    /// The conditions on the session state, the bracket and `once`.
+    fn check_state(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        state: &SessionState,
+        explain: bool,
+    ) -> Result<Result<(), (&'static str, String)>, ArtifactError> {
+        let miss = |key: &'static str, detail: &dyn Fn() -> String| {
+            Ok(Err((key, if explain { detail() } else { String::new() })))
+        };
+        for (key, slot, actual) in [
+            ("agent", rule::AGENT_L, &state.agent),
+            ("workflow", rule::WORKFLOW_L, &state.workflow),
+            ("task", rule::TASK_L, &state.task),
+        ] {
+            let wanted = self.strings(effort, r, slot)?;
+            if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
+                return miss(key, &|| {
+                    format!(
+                        "active {key} is {}, not one of {}",
+                        actual.as_deref().map_or("none".to_owned(), |a| format!("`{a}`")),
+                        quoted(&wanted)
+                    )
+                });
+            }
+        }
+        let flags = self.strings(effort, r, rule::FLAGS_L)?;
+        if let Some(flag) = flags.iter().find(|f| !state.flags.contains(**f)) {
+            return miss("flags", &|| format!("flag `{flag}` is not set"));
+        }
+        let not_flags = self.strings(effort, r, rule::NOT_FLAGS_L)?;
+        if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
+            return miss("not_flags", &|| format!("flag `{flag}` is set"));
+        }
+        let every = u64::from(r.get(rule::EVERY));
+        if every > 0 && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every)) {
+            return miss("every", &|| {
+                format!("prompt {} is not a multiple of {every}", state.prompt_count)
+            });
+        }
+        let brackets = r.get(rule::BRACKETS);
+        if brackets != 0 && brackets & facts.bracket.bit() == 0 {
+            return miss("bracket", &|| format!("the bracket is {}", facts.bracket.as_str()));
+        }
+
+        let once = r.get(rule::KINDS).to_le_bytes()[2];
+        if once != 0 {
+            let id = self.str(effort, r.str_ref(rule::ID_S))?;
+            if state.already_injected(id, once) {
+                return miss("once", &|| {
+                    if once == once::SESSION {
+                        "already given in this session".to_owned()
+                    } else {
+                        "already given since the last compaction".to_owned()
+                    }
+                });
+            }
+        }
+
+        Ok(Ok(()))
+    }
+
+    fn any_glob(&self, effort: &Effort, globs: &[u32], path: &str) -> Result<bool, ArtifactError> {
+        for &glob in globs {
+            if self.globs.glob_matches(glob, path, effort)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn regex(&self, effort: &Effort, index: u32, text: &str) -> Result<bool, ArtifactError> {
+        self.regexes.regex_matches(index, text, effort)
+    }
+}

@@ -1,0 +1,904 @@
+//! Evaluating rules: which rules fire for a payload, and why the others did not.
+//!
+//! `mod.rs` holds the engine and an event's walk through its rules (scan, check, fire, apply);
+//! `check` one rule's conditions; `commands` the `command` condition; `outcome` what an
+//! evaluation finds. The session's vocabulary (bracket, state, settings) is `crate::session`.
+
+mod check;
+mod commands;
+mod outcome;
+
+pub use outcome::{Decision, Evaluation, Fired, NearMiss};
+
+use std::borrow::Cow;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use hook_model::EventKind;
+use serde_json::{Map, Value};
+
+use crate::artifact::format::{Section, event, flag, recall, rule, settings};
+use crate::artifact::{
+    Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, StrRef, Words,
+};
+use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall, RecallFrom};
+pub use crate::session::{Bracket, SessionState, Settings};
+use crate::text::{default_text, field_text};
+use commands::{CommandMatch, Commands, unreadable_command};
+
+/// What rules are evaluated against.
+#[derive(Clone, Debug)]
+pub struct Facts<'p> {
+    /// The event.
+    pub kind: EventKind,
+    /// The payload, as Claude Code sent it.
+    pub payload: &'p Value,
+    /// The project's root: tool paths are matched relative to it.
+    pub project_root: Option<&'p Path>,
+    /// The session state as the event found it.
+    pub state: SessionState,
+    /// The context bracket.
+    pub bracket: Bracket,
+}
+
+/// An event's keyword scans and the rules to check, from [`Engine::scan`].
+#[derive(Clone, Debug)]
+pub struct Scan<'p> {
+    /// The keywords found in each text, by the text's field (offset and length of its path).
+    scans: BTreeMap<(u32, u32), KeywordMatches>,
+    /// Whether regex `.0` matches a text of field `(.1, .2)`: rules share regexes (the
+    /// compiler stores each once), so each runs once per text.
+    regex_matched: RefCell<BTreeMap<(u32, u32, u32), bool>>,
+    /// What every rule of the event reads of the payload the same way, found once: the
+    /// prompt's star-commands, and the terms recall searches by (prompt, path).
+    shared: Shared<'p>,
+    candidates: BTreeSet<u32>,
+    mode: Mode,
+    /// What the event's evaluation may still spend: the scan's work and every evaluation
+    /// made from it share one allowance.
+    effort: Effort,
+}
+
+/// See [`Scan`]'s `shared`.
+#[derive(Clone, Debug, Default)]
+struct Shared<'p> {
+    stars: OnceCell<Vec<String>>,
+    /// The commands each text rules read runs, by the text's field.
+    commands: RefCell<BTreeMap<(u32, u32), Commands<'p>>>,
+    /// Whether a `program` glob (an interned string: rules share them) names a program of the
+    /// text of a field, by (field, glob).
+    programs: RefCell<BTreeMap<(u32, u32, u32, u32), bool>>,
+    /// What a `command` condition matched, by (field, pattern list): all it depends on (a rule
+    /// that fires is matched again to be shown).
+    matched: RefCell<BTreeMap<(u32, u32, u32, u32), CommandMatch>>,
+    prompt_terms: OnceCell<Vec<String>>,
+    path_terms: OnceCell<Vec<String>>,
+}
+
+impl Scan<'_> {
+    /// The units of work spent so far (see [`Effort`]), and the allowance.
+    pub fn effort(&self) -> (u64, u64) {
+        (self.effort.spent(), self.effort.limit())
+    }
+}
+
+/// How much to find out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Only what fired: the hook's path.
+    Answer,
+    /// Also why every other rule of the event did not fire.
+    Explain,
+}
+
+/// An artifact ready to evaluate events.
+#[derive(Debug)]
+pub struct Engine<'a> {
+    artifact: Artifact<'a>,
+    keywords: Keywords<'a>,
+    globs: Matchers<'a>,
+    regexes: Matchers<'a>,
+}
+
+impl<'a> Engine<'a> {
+    /// Reads the sections' headers (O(1); nothing is built).
+    ///
+    /// # Errors
+    ///
+    /// When a section is malformed.
+    pub fn new(artifact: Artifact<'a>) -> Result<Self, ArtifactError> {
+        Ok(Engine {
+            keywords: Keywords::new(artifact.section(Section::Keywords))?,
+            globs: Matchers::new(artifact.section(Section::Globs))?,
+            regexes: Matchers::new(artifact.section(Section::Regexes))?,
+            artifact,
+        })
+    }
+
+    /// The artifact.
+    pub fn artifact(&self) -> &Artifact<'a> {
+        &self.artifact
+    }
+
+    /// The compiled settings.
+    pub fn settings(&self) -> Settings {
+        use settings::{BRACKETS as B, BUDGET as G};
+        let words = self.artifact.settings();
+        let w = |i| words.get(i);
+        Settings {
+            window_tokens: w(settings::WINDOW_TOKENS),
+            brackets: [w(B), w(B + 1), w(B + 2)],
+            budget: [w(G), w(G + 1), w(G + 2), w(G + 3)],
+            max_age_days: w(settings::MAX_AGE_DAYS),
+            needs_bracket: w(settings::FLAGS) & settings::NEEDS_BRACKET != 0,
+            counts_prompts: w(settings::FLAGS) & settings::COUNTS_PROMPTS != 0,
+            counts_compactions: w(settings::FLAGS) & settings::COUNTS_COMPACTIONS != 0,
+            writes_handoff: w(settings::FLAGS) & settings::WRITES_HANDOFF != 0,
+            state_events: u64::from(w(settings::STATE_EVENTS))
+                | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
+        }
+    }
+
+    /// The memory settings: namespaces, shorthands and private tags.
+    ///
+    /// # Errors
+    ///
+    /// When the settings section is damaged.
+    pub fn memory_config(&self) -> Result<MemoryConfig<'a>, ArtifactError> {
+        self.memory_config_with(&self.effort())
+    }
+
+    fn memory_config_with(&self, effort: &Effort) -> Result<MemoryConfig<'a>, ArtifactError> {
+        let words = self.artifact.settings();
+        let aliases = self.strings(effort, &words, settings::ALIASES_L)?;
+        Ok(MemoryConfig {
+            namespaces: self.strings(effort, &words, settings::NAMESPACES_L)?,
+            aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
+            private_tags: self.strings(effort, &words, settings::PRIVATE_TAGS_L)?,
+        })
+    }
+
+    /// The rules tied to the session's active agent, workflow or task (every such condition
+    /// met): what a handoff names as active.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged.
+    pub fn active_rules(&self, state: &SessionState) -> Result<Vec<String>, ArtifactError> {
+        let effort = &self.effort();
+        let mut active = Vec::new();
+        for index in 0..self.artifact.rule_count() {
+            let r = self.rule(effort, index)?;
+            let mut tied = false;
+            let mut met = true;
+            for (slot, actual) in [
+                (rule::AGENT_L, &state.agent),
+                (rule::WORKFLOW_L, &state.workflow),
+                (rule::TASK_L, &state.task),
+            ] {
+                let wanted = self.strings(effort, &r, slot)?;
+                if !wanted.is_empty() {
+                    tied = true;
+                    met &= actual.as_deref().is_some_and(|a| wanted.contains(&a));
+                }
+            }
+            if tied && met {
+                active.push(self.kept(effort, r.str_ref(rule::ID_S))?);
+            }
+        }
+        Ok(active)
+    }
+
+    /// Evaluates the rules of `facts.kind`.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn evaluate(&self, facts: &Facts<'_>, mode: Mode) -> Result<Evaluation, ArtifactError> {
+        let scan = self.scan(facts, mode)?;
+        self.evaluate_scanned(&scan, facts)
+    }
+
+    /// Evaluates the rules of `scan` (made by [`Engine::scan`] from the same event and payload)
+    /// against `facts`, whose state and bracket may have been filled in since.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn evaluate_scanned<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+    ) -> Result<Evaluation, ArtifactError> {
+        let mut evaluation = self.evaluate_rules(scan, facts)?;
+        // A call the rules rewrite is judged again as rewritten: a guard that would stop the
+        // new call stops it (a pack cannot rewrite a call past another rule). A denied call
+        // is not rewritten at all.
+        let denied = evaluation.fired.iter().any(|f| f.decision == Some(Decision::Deny));
+        if !denied && let Some(input) = rewritten(&scan.effort, facts, &evaluation.fired)? {
+            let mut payload = facts.payload.clone();
+            payload["tool_input"] = Value::Object(input.clone());
+            let again = Facts { payload: &payload, state: facts.state.clone(), ..*facts };
+            let second = self.scan(&again, scan.mode)?;
+            evaluation.rechecked = self
+                .evaluate_rules(&second, &again)?
+                .fired
+                .into_iter()
+                .filter(|f| matches!(f.decision, Some(Decision::Deny | Decision::Ask)))
+                .collect();
+            evaluation.updated_input = Some(input);
+        }
+        Ok(evaluation)
+    }
+
+    /// The rules of `scan` that fire, without rewriting the call.
+    fn evaluate_rules<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+    ) -> Result<Evaluation, ArtifactError> {
+        let Scan { candidates, mode, effort, .. } = scan;
+        let mode = *mode;
+        // State-changing rules first, against the state as the event found it; every other
+        // rule sees the new state (reference §2.2).
+        let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
+        let explain = mode == Mode::Explain;
+        for changes_state in [true, false] {
+            let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
+            for &index in candidates {
+                let r = self.rule(effort, index as usize)?;
+                if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
+                    continue;
+                }
+                match self.check(effort, &r, facts, Some(&state), scan, explain)? {
+                    Ok(()) => {
+                        if changes_state {
+                            self.apply(effort, &r, &mut evaluation.state)?;
+                        }
+                        evaluation.fired.push(self.fired(scan, index, &r, facts)?);
+                        if r.get(rule::FLAGS) & flag::CAPTURE != 0 {
+                            self.capture(effort, &r, facts, &mut evaluation.captures)?;
+                        }
+                    }
+                    Err(miss) => {
+                        if explain {
+                            let id = self.kept(effort, r.str_ref(rule::ID_S))?;
+                            effort.keep(miss.1.len())?;
+                            evaluation.near_misses.push(NearMiss {
+                                id,
+                                condition: miss.0,
+                                detail: miss.1,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        evaluation.fired.sort_by_key(|f| f.index);
+        // A command line the `command` rules could not read in full may hide anything they
+        // guard: the user is asked (fail safe, and said why).
+        let exhausted = scan
+            .shared
+            .commands
+            .borrow()
+            .values()
+            .any(|p| p.iter().any(|text| text.parsed.exhausted()));
+        if exhausted && facts.kind == EventKind::PreToolUse {
+            evaluation.fired.push(unreadable_command());
+        }
+        let order: BTreeMap<&str, usize> =
+            evaluation.fired.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).rev().collect();
+        evaluation.captures.sort_by_key(|c| order.get(c.rule.as_str()).copied());
+        Ok(evaluation)
+    }
+
+    /// The memories rule `r` captures from its text.
+    fn capture(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        facts: &Facts<'_>,
+        into: &mut Vec<Captured>,
+    ) -> Result<(), ArtifactError> {
+        let id = self.str(effort, r.str_ref(rule::ID_S))?;
+        let spec = CaptureSpec {
+            namespace: self.optional_str(effort, r, rule::CAPTURE_NAMESPACE_S)?,
+            confidence: f32::from_bits(r.get(rule::CAPTURE_CONFIDENCE)),
+            markers: r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0,
+        };
+        let config = self.memory_config_with(effort)?;
+        for text in self.texts(effort, facts, r.str_ref(rule::FIELD_S))? {
+            // What it captures is at most the text, kept.
+            memory_scan(effort, text.len(), &config)?;
+            effort.keep(text.len())?;
+            into.extend(memory::capture(id, &text, spec, &config));
+        }
+        Ok(())
+    }
+
+    /// Whether some rule that reads or changes the session state (or needs it for its bracket
+    /// or `once`) has every other condition met: only then must the hook open the state.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn state_rules_apply<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+    ) -> Result<bool, ArtifactError> {
+        let effort = &scan.effort;
+        for &index in &scan.candidates {
+            let r = self.rule(effort, index as usize)?;
+            if r.get(rule::FLAGS) & flag::USES_STATE != 0
+                && self.check(effort, &r, facts, None, scan, false)?.is_ok()
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Scans the event's texts for keywords and finds the rules to check: in [`Mode::Answer`]
+    /// those the event always checks plus those a keyword found; in [`Mode::Explain`] every
+    /// rule of the event. A scan depends only on the event and the payload, so one serves every
+    /// evaluation of the event, before and after its session state is known.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn scan<'p>(&self, facts: &Facts<'p>, mode: Mode) -> Result<Scan<'p>, ArtifactError> {
+        let effort = Effort::for_evaluation(self.artifact.bytes().len(), text_bytes(facts.payload));
+        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
+            return Ok(Scan {
+                scans: BTreeMap::new(),
+                regex_matched: RefCell::default(),
+                shared: Shared::default(),
+                candidates: BTreeSet::new(),
+                mode,
+                effort,
+            });
+        };
+        let scan_effort = effort;
+        let effort = &scan_effort;
+        let record = self.artifact.event(e)?;
+        let bit = 1u64 << e;
+
+        // Scan each text the event's keyword rules read, once.
+        let mut scans: BTreeMap<(u32, u32), KeywordMatches> = BTreeMap::new();
+        for entry in self
+            .artifact
+            .list(record.list_ref(event::FIELDS_L))?
+            .iter()
+            .collect::<Vec<_>>()
+            .chunks_exact(2)
+        {
+            let field = StrRef { offset: entry[0], len: entry[1] };
+            if scans.contains_key(&(field.offset, field.len)) {
+                continue;
+            }
+            let mut matches = KeywordMatches::default();
+            for text in self.texts(effort, facts, field)? {
+                self.keywords.find(&text, &mut matches, effort)?;
+            }
+            scans.insert((field.offset, field.len), matches);
+        }
+
+        let candidates: BTreeSet<u32> = match mode {
+            Mode::Explain => {
+                let mut set = BTreeSet::new();
+                for i in 0..self.artifact.rule_count() {
+                    let r = self.rule(effort, i)?;
+                    if events_mask(&r) & bit != 0 {
+                        set.extend(u32::try_from(i).ok());
+                    }
+                }
+                set
+            }
+            Mode::Answer => {
+                let mut set: BTreeSet<u32> =
+                    self.list(effort, record.list_ref(event::ALWAYS_L))?.iter().collect();
+                for (&(offset, len), matches) in &scans {
+                    let field = StrRef { offset, len };
+                    for &pattern in matches.ids() {
+                        for index in self.list(effort, self.keywords.postings(pattern))?.iter() {
+                            let r = self.rule(effort, index as usize)?;
+                            if events_mask(&r) & bit != 0 && r.str_ref(rule::FIELD_S) == field {
+                                set.insert(index);
+                            }
+                        }
+                    }
+                }
+                set
+            }
+        };
+        let mut scan = Scan {
+            scans,
+            regex_matched: RefCell::default(),
+            shared: Shared::default(),
+            candidates,
+            mode,
+            effort: scan_effort,
+        };
+        if mode == Mode::Answer {
+            let found = self.program_candidates(&scan, facts, &record, bit)?;
+            scan.candidates.extend(found);
+        }
+        Ok(scan)
+    }
+
+    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`),
+    /// and by their commands' first operands.
+    fn program_candidates<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+        record: &Words<'a>,
+        bit: u64,
+    ) -> Result<Vec<u32>, ArtifactError> {
+        let effort = &scan.effort;
+        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
+        if !matches!(tool, Some("Bash" | "PowerShell" | "Monitor")) {
+            return Ok(Vec::new());
+        }
+        let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
+        let globs = self.list(effort, record.list_ref(event::GLOBS_L))?;
+        let entries = list.len() / 5;
+        if entries == 0 && globs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let string = |i: usize, at: usize| {
+            self.str(effort, StrRef { offset: list.get(5 * i + at), len: list.get(5 * i + at + 1) })
+        };
+        let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
+        let mut found = Vec::new();
+        // Patterns on globs: a program the text runs matches, and for those on what commands
+        // write, some command writes (whichever: found once).
+        let mut writes: Option<bool> = None;
+        for entry in 0..globs.len() / 4 {
+            let glob = StrRef { offset: globs.get(4 * entry), len: globs.get(4 * entry + 1) };
+            if !self.glob_runs(effort, scan, (0, 0), glob, &parsed)? {
+                continue;
+            }
+            if globs.get(4 * entry + 2) != 0 {
+                let any = match writes {
+                    Some(any) => any,
+                    None => {
+                        let commands = parsed.iter().map(|text| text.parsed.commands().len());
+                        effort.spend(commands.sum::<usize>() as u64)?;
+                        let any = parsed
+                            .iter()
+                            .any(|text| text.parsed.commands().any(|c| c.writes().len() > 0));
+                        *writes.insert(any)
+                    }
+                };
+                if !any {
+                    continue;
+                }
+            }
+            let index = globs.get(4 * entry + 3);
+            if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+                found.push(index);
+            }
+        }
+        for text in parsed.iter() {
+            for (n, (program, indices)) in text.parsed.by_name().enumerate() {
+                let name = program.to_ascii_lowercase();
+                // The first entry not before `name` (the list is sorted), then those equal to it.
+                let (mut low, mut high) = (0, entries);
+                while low < high {
+                    let middle = low + (high - low) / 2;
+                    if string(middle, 0)? < name.as_str() {
+                        low = middle + 1;
+                    } else {
+                        high = middle;
+                    }
+                }
+                for i in low..entries {
+                    if string(i, 0)? != name {
+                        break;
+                    }
+                    let first = string(i, 2)?;
+                    effort.spend(first.len() as u64)?;
+                    if !first.is_empty()
+                        && !text.firsts(n, program, indices).is_some_and(|f| f.contains_key(first))
+                    {
+                        continue;
+                    }
+                    let index = list.get(5 * i + 4);
+                    if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+                        found.push(index);
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// The texts a rule reading `field` reads.
+    /// Costs its texts: each rule that reads a text pays for making it.
+    fn texts<'p>(
+        &self,
+        effort: &Effort,
+        facts: &Facts<'p>,
+        field: StrRef,
+    ) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
+        let path = self.str(effort, field)?;
+        let texts = if path.is_empty() {
+            default_text(facts.kind, facts.payload)
+        } else {
+            field_text(facts.payload, path).into_iter().collect()
+        };
+        for text in &texts {
+            effort.read(text.len())?;
+        }
+        Ok(texts)
+    }
+
+    /// A fresh allowance for one evaluation of this artifact.
+    fn effort(&self) -> Effort {
+        Effort::for_artifact(self.artifact.bytes().len())
+    }
+
+    /// List `r`, paid for word by word.
+    fn list(&self, effort: &Effort, r: ListRef) -> Result<Words<'a>, ArtifactError> {
+        effort.spend(1 + u64::from(r.len))?;
+        self.artifact.list(r)
+    }
+
+    /// String `r`, paid for by its length (strings are stored once however often they are
+    /// named, so a crafted artifact can name a long one many times).
+    fn str(&self, effort: &Effort, r: StrRef) -> Result<&'a str, ArtifactError> {
+        effort.read(r.len as usize)?;
+        // Only the string is checked: a hook reads a few short strings of a section that holds
+        // every rule's (checking it all would read pages the hook does not need).
+        self.artifact.str(r)
+    }
+
+    /// The matchers list `r` names, each once: a rule runs each automaton at most once per
+    /// text, however often a crafted list repeats it.
+    fn matcher_list(&self, effort: &Effort, r: ListRef) -> Result<Vec<u32>, ArtifactError> {
+        let mut indices: Vec<u32> = self.list(effort, r)?.iter().collect();
+        let n = indices.len() as u64;
+        effort.spend(n * u64::from(n.max(1).ilog2()))?;
+        indices.sort_unstable();
+        indices.dedup();
+        Ok(indices)
+    }
+
+    /// String `r`, copied: paid for by its length, in work and in what the evaluation keeps.
+    fn kept(&self, effort: &Effort, r: StrRef) -> Result<String, ArtifactError> {
+        effort.keep(r.len as usize)?;
+        self.artifact.str(r).map(str::to_owned)
+    }
+
+    fn optional_kept(
+        &self,
+        effort: &Effort,
+        words: &Words<'a>,
+        slot: usize,
+    ) -> Result<Option<String>, ArtifactError> {
+        let r = words.str_ref(slot);
+        Ok(if r.len == 0 { None } else { Some(self.kept(effort, r)?) })
+    }
+
+    fn rule(&self, effort: &Effort, index: usize) -> Result<Words<'a>, ArtifactError> {
+        effort.spend(1)?;
+        self.artifact.rule(index)
+    }
+
+    fn strings(
+        &self,
+        effort: &Effort,
+        words: &Words<'a>,
+        slot: usize,
+    ) -> Result<Vec<&'a str>, ArtifactError> {
+        let list = self.list(effort, words.list_ref(slot))?;
+        (0..list.len() / 2)
+            .map(|i| self.str(effort, StrRef { offset: list.get(2 * i), len: list.get(2 * i + 1) }))
+            .collect()
+    }
+
+    fn optional_str(
+        &self,
+        effort: &Effort,
+        words: &Words<'a>,
+        slot: usize,
+    ) -> Result<Option<&'a str>, ArtifactError> {
+        let text = self.str(effort, words.str_ref(slot))?;
+        Ok((!text.is_empty()).then_some(text))
+    }
+
+    fn apply(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        state: &mut SessionState,
+    ) -> Result<(), ArtifactError> {
+        let unset = r.get(rule::UNSET);
+        if unset & 1 != 0 {
+            state.agent = None;
+        }
+        if unset & 2 != 0 {
+            state.workflow = None;
+        }
+        if unset & 4 != 0 {
+            state.task = None;
+        }
+        for flag in self.strings(effort, r, rule::UNSET_FLAGS_L)? {
+            state.flags.remove(flag);
+        }
+        if let Some(agent) = self.optional_kept(effort, r, rule::SET_AGENT_S)? {
+            state.agent = Some(agent);
+        }
+        if let Some(workflow) = self.optional_kept(effort, r, rule::SET_WORKFLOW_S)? {
+            state.workflow = Some(workflow);
+        }
+        if let Some(task) = self.optional_kept(effort, r, rule::SET_TASK_S)? {
+            state.task = Some(task);
+        }
+        for flag in self.strings(effort, r, rule::SET_FLAGS_L)? {
+            effort.keep(flag.len())?;
+            state.flags.insert(flag.to_owned());
+        }
+        Ok(())
+    }
+
+    /// A rule's `rewrite`: (input field, template) pairs.
+    fn rewrite(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+    ) -> Result<Vec<(String, String)>, ArtifactError> {
+        let strings = self.strings(effort, r, rule::REWRITE_L)?;
+        strings
+            .chunks_exact(2)
+            .map(|pair| {
+                effort.keep(pair[0].len() + pair[1].len())?;
+                Ok((pair[0].to_owned(), pair[1].to_owned()))
+            })
+            .collect()
+    }
+
+    /// A rule's `watch_paths`, each resolved against `root` (kept as written without one).
+    fn watch_paths(
+        &self,
+        effort: &Effort,
+        r: &Words<'a>,
+        root: Option<&Path>,
+    ) -> Result<Vec<String>, ArtifactError> {
+        let paths = self.strings(effort, r, rule::WATCH_PATHS_L)?;
+        paths
+            .into_iter()
+            .map(|path| {
+                let full = root
+                    .map_or_else(|| path.to_owned(), |root| root.join(path).display().to_string());
+                effort.keep(full.len())?;
+                Ok(full)
+            })
+            .collect()
+    }
+
+    fn fired<'p>(
+        &self,
+        scan: &Scan<'p>,
+        index: u32,
+        r: &Words<'a>,
+        facts: &Facts<'p>,
+    ) -> Result<Fired, ArtifactError> {
+        let effort = &scan.effort;
+        let kinds = r.get(rule::KINDS);
+        let flags = r.get(rule::FLAGS);
+        let recall = if flags & flag::RECALL == 0 {
+            None
+        } else {
+            let word = r.get(rule::RECALL);
+            // The same for every rule of the event: found once.
+            let (from, terms) = if word & recall::HANDOFF != 0 {
+                (RecallFrom::Handoff, Vec::new())
+            } else if word & recall::PROMPT != 0 {
+                let terms = match scan.shared.prompt_terms.get() {
+                    Some(terms) => terms,
+                    None => {
+                        let text = default_text(facts.kind, facts.payload).join("\n");
+                        effort.scan(text.len())?;
+                        let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
+                        scan.shared.prompt_terms.get_or_init(|| terms)
+                    }
+                };
+                (RecallFrom::Prompt, terms.clone())
+            } else {
+                let terms = match scan.shared.path_terms.get() {
+                    Some(terms) => terms,
+                    None => {
+                        let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
+                        effort.scan(path.len())?;
+                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path))
+                    }
+                };
+                (RecallFrom::Path, terms.clone())
+            };
+            Some(Recall { from, max: (word & recall::MAX) as usize, terms })
+        };
+        Ok(Fired {
+            index,
+            id: self.kept(effort, r.str_ref(rule::ID_S))?,
+            layer: kinds.to_le_bytes()[0],
+            priority: r.get(rule::PRIORITY).cast_signed(),
+            pinned: flags & flag::PINNED != 0,
+            context: self.optional_kept(effort, r, rule::CONTEXT_S)?,
+            decision: Decision::from_code(kinds.to_le_bytes()[1]),
+            reason: self.optional_kept(effort, r, rule::REASON_S)?,
+            message: self.optional_kept(effort, r, rule::MESSAGE_S)?,
+            stop: self.optional_kept(effort, r, rule::STOP_S)?,
+            session_title: self.optional_kept(effort, r, rule::SESSION_TITLE_S)?,
+            watch_paths: self.watch_paths(effort, r, facts.project_root)?,
+            rewrite: self.rewrite(effort, r)?,
+            once: kinds.to_le_bytes()[2],
+            recall,
+            command: match self.matched_command(effort, r, facts, scan)? {
+                CommandMatch::Matched(shown) => Some(shown),
+                CommandMatch::NoCondition | CommandMatch::Missed => None,
+            },
+        })
+    }
+}
+
+/// The call's input with the `rewrite`s of the rules that fired applied in rule order (each
+/// template sees what the rules before it made), or `None` when none applies.
+fn rewritten(
+    effort: &Effort,
+    facts: &Facts<'_>,
+    fired: &[Fired],
+) -> Result<Option<Map<String, Value>>, ArtifactError> {
+    if facts.kind != EventKind::PreToolUse || fired.iter().all(|f| f.rewrite.is_empty()) {
+        return Ok(None);
+    }
+    let Some(original) = facts.payload.get("tool_input").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let mut input = original.clone();
+    effort.keep(text_bytes(facts.payload))?;
+    let mut changed = false;
+    for (field, template) in fired.iter().flat_map(|f| &f.rewrite) {
+        if let Some(value) = crate::template::expand(template, &input, |n| effort.scan(n))? {
+            effort.keep(value.len())?;
+            changed |= input.get(field).and_then(Value::as_str) != Some(value.as_str());
+            input.insert(field.clone(), Value::String(value));
+        }
+    }
+    Ok(changed.then_some(input))
+}
+
+/// Charges what reading a text of `len` bytes for memories costs: each `<` is checked against
+/// every private tag, each marker against every namespace and shorthand.
+fn memory_scan(
+    effort: &Effort,
+    len: usize,
+    config: &MemoryConfig<'_>,
+) -> Result<(), ArtifactError> {
+    let per_byte = 1 + config.private_tags.len() + config.namespaces.len() + config.aliases.len();
+    effort.scan(len.saturating_mul(per_byte))
+}
+
+/// The bytes of the strings (keys included) in `value`: what rules can scan of a payload.
+fn text_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(text_bytes).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + text_bytes(v)).sum(),
+        _ => 8,
+    }
+}
+
+fn events_mask(r: &Words<'_>) -> u64 {
+    u64::from(r.get(rule::EVENTS)) | (u64::from(r.get(rule::EVENTS + 1)) << 32)
+}
+
+fn field_key(path: &str) -> &'static str {
+    match path {
+        "source" => "source",
+        "trigger" => "trigger",
+        "notification_type" => "notification_type",
+        "agent_type" => "agent_type",
+        "load_reason" => "load_reason",
+        "error" => "error",
+        _ => "fields",
+    }
+}
+
+/// Items for a message: the first few, each cut short (a list may be long, an item too).
+fn quoted(items: &[&str]) -> String {
+    quoted_as(items, "")
+}
+
+/// [`quoted`], each item after `prefix`.
+fn quoted_as(items: &[&str], prefix: &str) -> String {
+    const SHOWN: usize = 8;
+    const ITEM_CHARS: usize = 80;
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .map(|item| match item.char_indices().nth(ITEM_CHARS) {
+            Some((cut, _)) => format!("`{prefix}{}…`", &item[..cut]),
+            None => format!("`{prefix}{item}`"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        let _ = write!(text, " and {} more", items.len() - SHOWN);
+    }
+    text
+}
+
+/// The tool call's file path (`file_path`, `notebook_path` or `path`) with `/` separators,
+/// relative to `root` when inside it.
+pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
+    let input = payload.get("tool_input")?;
+    let path =
+        ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k)?.as_str())?;
+    let path = path.replace('\\', "/");
+    if let Some(root) = root.and_then(Path::to_str) {
+        let root = root.replace('\\', "/");
+        let root = root.trim_end_matches('/');
+        if let Some(relative) = path.strip_prefix(root).and_then(|rest| rest.strip_prefix('/')) {
+            return Some(relative.to_owned());
+        }
+    }
+    Some(path)
+}
+
+/// The star-commands in a prompt: `*name` after the start or a non-word character, lowercase.
+pub fn star_commands(prompt: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut previous: Option<char> = None;
+    for (at, c) in prompt.char_indices() {
+        if c == '*' && previous.is_none_or(|p| !(p.is_alphanumeric() || p == '_' || p == '*')) {
+            let rest = &prompt[at + 1..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                .collect();
+            if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                found.push(name.to_ascii_lowercase());
+            }
+        }
+        previous = Some(c);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn star_commands_need_a_boundary() {
+        assert_eq!(star_commands("*brief please and *Terse-2"), ["brief", "terse-2"]);
+        assert_eq!(star_commands("2*3 is six, **bold**, a*b"), Vec::<String>::new());
+        assert_eq!(star_commands("(*brief)"), ["brief"]);
+    }
+
+    #[test]
+    fn tool_paths_are_relative_to_the_project() {
+        let root = Path::new("/home/dev/acme");
+        let path = |input: Value| tool_path(&json!({ "tool_input": input }), Some(root));
+        assert_eq!(
+            path(json!({"file_path": "/home/dev/acme/src/a.ts"})).as_deref(),
+            Some("src/a.ts")
+        );
+        assert_eq!(
+            path(json!({"file_path": "/home/dev/acme-other/a.ts"})).as_deref(),
+            Some("/home/dev/acme-other/a.ts")
+        );
+        assert_eq!(
+            path(json!({"notebook_path": "C:\\work\\n.ipynb"})).as_deref(),
+            Some("C:/work/n.ipynb")
+        );
+        assert_eq!(path(json!({"command": "ls"})), None);
+    }
+}
