@@ -70,8 +70,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ));
     }
 
-    // Per symbol: in how many calls it ran, and when it was first seen.
-    let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // Per symbol: in how many calls it ran.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut defined: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
     let profile = scratch.join("callgrind.out");
     for (binary, payload, project) in &calls {
@@ -105,15 +105,16 @@ pub(crate) fn run() -> anyhow::Result<()> {
         let mut once = HashSet::new();
         ran.retain(|name| symbols.contains(name) && once.insert(name.clone()));
         for name in ran {
-            let next = seen.len();
-            seen.entry(name).or_insert((0, next)).0 += 1;
+            *seen.entry(name).or_default() += 1;
         }
     }
     if seen.is_empty() {
         bail!("no function was seen running: is valgrind working?");
     }
-    let mut order: Vec<(String, (usize, usize))> = seen.into_iter().collect();
-    order.sort_by_key(|(_, (calls, first))| (std::cmp::Reverse(*calls), *first));
+    // Those most calls run first; among as many, by name (a module's functions together, and
+    // the same list from the same runs).
+    let mut order: Vec<(String, usize)> = seen.into_iter().collect();
+    order.sort_by(|(a, a_calls), (b, b_calls)| b_calls.cmp(a_calls).then_with(|| a.cmp(b)));
     let mut text = HEADER.to_owned();
     for (name, _) in &order {
         text.push_str(name);

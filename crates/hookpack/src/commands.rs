@@ -1,6 +1,7 @@
 //! The commands. Each returns whether it found the project healthy (`Ok(false)`: problems
 //! found, exit 1).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -8,7 +9,10 @@ use anyhow::Context;
 use hook_engine::artifact::{AlignedBytes, Artifact, MAX_ARTIFACT_BYTES};
 use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
-use rules_compiler::{Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_tests};
+use rules_compiler::{
+    Fate, InProject, Layout, Loaded, compile as compile_rules, fail_closed_list, load,
+    run_project_tests,
+};
 
 /// The project and user folders for this run.
 pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
@@ -53,31 +57,76 @@ pub(crate) fn lint(layout: &Layout) -> bool {
     true
 }
 
-/// Runs every pack's tests and prints them; whether all passed.
-fn run_all_tests(loaded: &Loaded) -> anyhow::Result<bool> {
-    let (mut passed, mut failed) = (0, 0);
-    for (_, pack) in &loaded.packs {
-        for outcome in run_tests(pack).map_err(anyhow::Error::msg)? {
-            if outcome.passed() {
-                passed += 1;
-                println!("test {}/{} ... ok", outcome.pack, outcome.name);
-            } else {
-                failed += 1;
-                println!("test {}/{} ... FAILED ({})", outcome.pack, outcome.name, outcome.place);
-                for failure in &outcome.failures {
+/// How the tests of a project went ([`run_all_tests`]).
+#[derive(Debug, Default)]
+struct Tally {
+    passed: usize,
+    /// Failed on their pack alone.
+    failed: usize,
+    /// Passed alone, failed against the project's rules.
+    differ: usize,
+    /// About a rule the project replaces or turns off.
+    not_in_force: usize,
+}
+
+/// Runs every pack's tests, alone and in the project, and prints them.
+fn run_all_tests(loaded: &Loaded) -> anyhow::Result<Tally> {
+    let mut tally = Tally::default();
+    for outcome in run_project_tests(loaded).map_err(anyhow::Error::msg)? {
+        let name = format!("{}/{}", outcome.pack, outcome.name);
+        if !outcome.passed() {
+            tally.failed += 1;
+            println!("test {name} ... FAILED ({})", outcome.place);
+            for failure in &outcome.failures {
+                println!("    {failure}");
+            }
+            continue;
+        }
+        match &outcome.in_project {
+            None | Some(InProject::Same) => {
+                tally.passed += 1;
+                println!("test {name} ... ok");
+            }
+            Some(InProject::NotInForce { rule, fate }) => {
+                tally.not_in_force += 1;
+                let why = match fate {
+                    Fate::Replaced { by, scope } => {
+                        format!("replaced by the {} rule at {by}", scope.as_str())
+                    }
+                    Fate::Disabled { by } => format!("turned off by `disable = [\"{by}\"]`"),
+                    Fate::InForce => "in force".to_owned(),
+                };
+                println!("test {name} ... ok alone, not in force here: `{rule}` is {why}");
+            }
+            Some(InProject::Differs(failures)) => {
+                tally.differ += 1;
+                println!(
+                    "test {name} ... ok alone, DIFFERS with this project's rules ({})",
+                    outcome.place
+                );
+                for failure in failures {
                     println!("    {failure}");
                 }
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
-    Ok(failed == 0)
+    let Tally { passed, failed, differ, not_in_force } = tally;
+    let mut summary = format!("{passed} passed, {failed} failed");
+    if differ > 0 {
+        let _ = write!(summary, ", {differ} differ with this project's rules");
+    }
+    if not_in_force > 0 {
+        let _ = write!(summary, ", {not_in_force} about rules not in force here");
+    }
+    println!("{summary}");
+    Ok(tally)
 }
 
-/// `hookpack test`.
+/// `hookpack test`: whether every test passes, alone and with the project's rules.
 pub(crate) fn test(layout: &Layout) -> anyhow::Result<bool> {
     let Some(loaded) = checked(layout) else { return Ok(false) };
-    run_all_tests(&loaded)
+    let tally = run_all_tests(&loaded)?;
+    Ok(tally.failed == 0 && tally.differ == 0)
 }
 
 /// `hookpack compile [--check]`.
@@ -87,7 +136,9 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         anyhow::bail!("{} is not a folder; nothing was written", project.display());
     }
     let Some(loaded) = checked(layout) else { return Ok(false) };
-    if !run_all_tests(&loaded)? {
+    // A pack's own tests must pass; how they go with the project's other rules is told, and
+    // `hookpack test` fails on it, but it does not keep the rules from being compiled.
+    if run_all_tests(&loaded)?.failed > 0 {
         eprintln!("error: pack tests failed; the compiled rules were not written");
         return Ok(false);
     }

@@ -45,11 +45,11 @@ pub use files::MAX_CONTEXT_FILE_BYTES;
 pub use model::*;
 pub use pack::parse_pack;
 pub use project::{
-    BracketConfig, BudgetConfig, Config, Layout, Loaded, MemoryConfig, Scope, StateConfig, load,
-    mtime_ns,
+    BracketConfig, BudgetConfig, Config, Fate, Layout, Loaded, MemoryConfig, Scope, StateConfig,
+    load, mtime_ns,
 };
 pub use source::SourceFile;
-pub use testing::{TestOutcome, run_tests};
+pub use testing::{InProject, TestOutcome, run_project_tests, run_tests};
 
 /// The JSON Schema of rule pack files, for editors (`#:schema` in a pack's first line).
 pub fn rule_pack_schema() -> serde_json::Value {

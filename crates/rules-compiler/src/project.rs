@@ -267,6 +267,54 @@ impl Loaded {
     pub fn rules(&self) -> Vec<&Rule> {
         self.active.iter().map(|&(p, r)| &self.packs[p].1.rules[r]).collect()
     }
+
+    /// What became of rule `rule` of pack `pack` (indices into [`Loaded::packs`]) in the rules
+    /// in effect.
+    pub fn fate(&self, pack: usize, rule: usize) -> Fate {
+        if self.active.contains(&(pack, rule)) {
+            return Fate::InForce;
+        }
+        let Some(id) = self.packs.get(pack).and_then(|(_, p)| p.rules.get(rule)).map(Rule::full_id)
+        else {
+            return Fate::InForce;
+        };
+        let full_id = |&&(p, r): &&(usize, usize)| self.packs[p].1.rules[r].full_id();
+        if let Some(&(p, r)) = self.active.iter().find(|at| full_id(at) == id) {
+            let (scope, winner) = &self.packs[p];
+            let (line, _) = winner.source.line_col(winner.rules[r].span.start);
+            let by = format!("{}:{line}", winner.source.path().display());
+            return Fate::Replaced { by, scope: *scope };
+        }
+        let by = self.config.disable.iter().find(|pattern| disables(pattern, &id));
+        Fate::Disabled { by: by.cloned().unwrap_or_else(|| id.clone()) }
+    }
+}
+
+/// What became of a rule a pack defines, in the rules in effect ([`Loaded::fate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// It is in force.
+    InForce,
+    /// A rule of the same full id in a scope that takes precedence replaces it.
+    Replaced {
+        /// Where the rule in force is: `file:line`.
+        by: String,
+        /// Its scope.
+        scope: Scope,
+    },
+    /// `disable` turns it off.
+    Disabled {
+        /// The `disable` entry that does.
+        by: String,
+    },
+}
+
+/// Whether the `disable` entry `pattern` (`pack/rule` or `pack/*`) turns off rule `id`.
+fn disables(pattern: &str, id: &str) -> bool {
+    match pattern.strip_suffix("/*") {
+        Some(pack) => id.split_once('/').is_some_and(|(p, _)| p == pack),
+        None => pattern == id,
+    }
 }
 
 /// Reads every pack and config of `layout`, checks them, and merges the rules.
@@ -592,12 +640,7 @@ fn merge(loaded: &mut Loaded) {
             }
         }
     }
-    let disabled = |id: &str| {
-        loaded.config.disable.iter().any(|pattern| match pattern.strip_suffix("/*") {
-            Some(pack) => id.split_once('/').is_some_and(|(p, _)| p == pack),
-            None => pattern == id,
-        })
-    };
+    let disabled = |id: &str| loaded.config.disable.iter().any(|pattern| disables(pattern, id));
     loaded.active = order.iter().filter(|id| !disabled(id)).map(|id| winner[id]).collect();
 }
 

@@ -9,7 +9,8 @@ use hook_engine::{Engine, Facts, Mode, SessionState};
 use serde_json::{Value, json};
 
 use crate::compile::{Settings, Sources, compile};
-use crate::model::{Decision, Given, Pack, PackTest};
+use crate::model::{Decision, Expectation, Given, Pack, PackTest, Rule};
+use crate::project::{Fate, Loaded};
 
 /// The outcome of one test.
 #[derive(Clone, Debug)]
@@ -22,6 +23,28 @@ pub struct TestOutcome {
     pub place: String,
     /// What did not hold, each as "expected …, got …"; empty when the test passed.
     pub failures: Vec<String>,
+    /// How it goes in the project ([`run_project_tests`]); `None` when run on the pack alone,
+    /// or when it failed there.
+    pub in_project: Option<InProject>,
+}
+
+/// How a test that passes on its pack alone goes in a project, where scopes, overrides and
+/// `disable` decide which rules are in force and the project's other rules answer too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InProject {
+    /// As alone: the rules it is about are in force, and it passes against the project's rules.
+    Same,
+    /// A rule it is about (named in `expect.rules`, or fired alone) is not in force here: the
+    /// test says nothing of what the project's hooks do.
+    NotInForce {
+        /// The rule's full id.
+        rule: String,
+        /// What became of it.
+        fate: Fate,
+    },
+    /// It fails against the project's rules (the rules of other packs change the answer): what
+    /// did not hold.
+    Differs(Vec<String>),
 }
 
 impl TestOutcome {
@@ -46,12 +69,85 @@ pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, String> {
         return Ok(Vec::new());
     }
     let rules: Vec<_> = pack.rules.iter().collect();
-    let compiled = compile(&rules, &Settings::default(), &Sources::default())?;
+    with_engine(&rules, &Settings::default(), |engine| {
+        let tests = pack.tests.iter();
+        tests.map(|test| Ok(run_test(engine, pack, test, false)?.0)).collect()
+    })
+}
+
+/// Runs every test of every pack `loaded` read, as [`run_tests`] does, then, for each that
+/// passes alone, says how it goes in the project ([`InProject`]): whether the rules it is about
+/// are in force (not replaced by another scope's rule, nor turned off by `disable`), and
+/// whether it passes against the rules in effect with the project's settings (only the pack's
+/// own rules count for `expect.rules`; decisions, context and state are the whole answer's).
+///
+/// # Errors
+///
+/// When a pack or the project's rules cannot be compiled.
+pub fn run_project_tests(loaded: &Loaded) -> Result<Vec<TestOutcome>, String> {
+    let in_force = loaded.rules();
+    with_engine(&in_force, &loaded.config.settings(), |project| {
+        let mut outcomes = Vec::new();
+        for (p, (_, pack)) in loaded.packs.iter().enumerate() {
+            if pack.tests.is_empty() {
+                continue;
+            }
+            let rules: Vec<_> = pack.rules.iter().collect();
+            with_engine(&rules, &Settings::default(), |alone| {
+                for test in &pack.tests {
+                    let (mut outcome, fired) = run_test(alone, pack, test, false)?;
+                    if outcome.passed() {
+                        let fate = not_in_force(loaded, p, &pack.rules, test, &fired);
+                        outcome.in_project = Some(match fate {
+                            Some((rule, fate)) => InProject::NotInForce { rule, fate },
+                            None => match run_test(project, pack, test, true)?.0.failures {
+                                failures if failures.is_empty() => InProject::Same,
+                                failures => InProject::Differs(failures),
+                            },
+                        });
+                    }
+                    outcomes.push(outcome);
+                }
+                Ok(())
+            })?;
+        }
+        Ok(outcomes)
+    })
+}
+
+/// The first rule of pack `p` that `test` is about (named in `expect.rules`, or in `fired`)
+/// and that is not in force in `loaded`, with what became of it.
+fn not_in_force(
+    loaded: &Loaded,
+    p: usize,
+    rules: &[Rule],
+    test: &PackTest,
+    fired: &[String],
+) -> Option<(String, Fate)> {
+    let named = test.expect.rules.iter().flatten();
+    rules.iter().enumerate().find_map(|(r, rule)| {
+        let id = rule.full_id();
+        if !fired.contains(&id) && !named.clone().any(|n| *n == id) {
+            return None;
+        }
+        match loaded.fate(p, r) {
+            Fate::InForce => None,
+            fate => Some((id, fate)),
+        }
+    })
+}
+
+/// Compiles `rules` with `settings` and hands the engine reading them to `f`.
+fn with_engine<T>(
+    rules: &[&Rule],
+    settings: &Settings,
+    f: impl FnOnce(&Engine<'_>) -> Result<T, String>,
+) -> Result<T, String> {
+    let compiled = compile(rules, settings, &Sources::default())?;
     let bytes = AlignedBytes::new(&compiled.bytes);
     let artifact = Artifact::parse(bytes.as_slice()).map_err(|e| e.to_string())?;
     let engine = Engine::new(artifact).map_err(|e| e.to_string())?;
-    let settings = engine.settings();
-    pack.tests.iter().map(|test| run_test(&engine, &settings, pack, test)).collect()
+    f(&engine)
 }
 
 /// The failures of `text` (the `what`, shown as `shown`) against the substrings it must and
@@ -72,12 +168,15 @@ fn substrings(
     }
 }
 
+/// Runs `test` against `engine`; with `own_rules`, `expect.rules` is compared with the pack's
+/// rules that fired only (the engine holds other packs' too). Also returns the rules that fired.
 fn run_test(
     engine: &Engine<'_>,
-    settings: &hook_engine::Settings,
     pack: &Pack,
     test: &PackTest,
-) -> Result<TestOutcome, String> {
+    own_rules: bool,
+) -> Result<(TestOutcome, Vec<String>), String> {
+    let settings = engine.settings();
     let payload = with_defaults(&test.event);
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(TEST_CWD).to_owned();
     let given = &test.given;
@@ -109,7 +208,8 @@ fn run_test(
     if let Some(rules) = &expect.rules {
         let mut wanted: Vec<&str> = rules.iter().map(String::as_str).collect();
         wanted.sort_unstable();
-        let mut got = fired.clone();
+        let own = |id: &&str| !own_rules || id.split_once('/').is_some_and(|(p, _)| p == pack.name);
+        let mut got: Vec<&str> = fired.iter().copied().filter(own).collect();
         got.sort_unstable();
         if wanted != got {
             failures.push(format!(
@@ -128,8 +228,39 @@ fn run_test(
         let (contains, excludes) = (&expect.answer_contains, &expect.answer_excludes);
         substrings("answer", &answer, &answer, contains, excludes, &mut failures);
     }
+    check_state(expect, &evaluation.state, &mut failures);
+    if let Some(bracket) = expect.bracket
+        && bracket != given.bracket
+    {
+        failures.push(format!(
+            "expected bracket {}, got {} (a test's bracket is `given.bracket`, default fresh)",
+            bracket.as_str(),
+            given.bracket.as_str()
+        ));
+    }
+    check_captures(expect.captures.as_deref(), &evaluation, &mut failures);
+    if !failures.is_empty() {
+        let mut detail = format!("fired: [{}]", fired.join(", "));
+        // Why each other rule did not fire: of the pack's rules, not of a whole project's.
+        for miss in evaluation.near_misses.iter().filter(|_| !own_rules) {
+            let _ = write!(detail, "; {miss}");
+        }
+        failures.push(detail);
+    }
+    let (line, _) = pack.source.line_col(test.span.start);
+    let outcome = TestOutcome {
+        pack: pack.name.clone(),
+        name: test.name.clone(),
+        place: format!("{}:{line}", pack.source.path().display()),
+        failures,
+        in_project: None,
+    };
+    Ok((outcome, fired.into_iter().map(str::to_owned).collect()))
+}
+
+/// The failures of the state `got` against what `expect` says of it.
+fn check_state(expect: &Expectation, got: &SessionState, failures: &mut Vec<String>) {
     if let Some(state) = &expect.state {
-        let got = &evaluation.state;
         for (what, wanted, actual) in [
             ("agent", &state.agent, &got.agent),
             ("workflow", &state.workflow, &got.workflow),
@@ -146,37 +277,10 @@ fn run_test(
         }
     }
     for flag in &expect.not_flags {
-        if evaluation.state.flags.contains(flag) {
-            failures.push(format!(
-                "expected flag `{flag}` not to be set, got {:?}",
-                evaluation.state.flags
-            ));
+        if got.flags.contains(flag) {
+            failures.push(format!("expected flag `{flag}` not to be set, got {:?}", got.flags));
         }
     }
-    if let Some(bracket) = expect.bracket
-        && bracket != given.bracket
-    {
-        failures.push(format!(
-            "expected bracket {}, got {} (a test's bracket is `given.bracket`, default fresh)",
-            bracket.as_str(),
-            given.bracket.as_str()
-        ));
-    }
-    check_captures(expect.captures.as_deref(), &evaluation, &mut failures);
-    if !failures.is_empty() {
-        let mut detail = format!("fired: [{}]", fired.join(", "));
-        for miss in &evaluation.near_misses {
-            let _ = write!(detail, "; {miss}");
-        }
-        failures.push(detail);
-    }
-    let (line, _) = pack.source.line_col(test.span.start);
-    Ok(TestOutcome {
-        pack: pack.name.clone(),
-        name: test.name.clone(),
-        place: format!("{}:{line}", pack.source.path().display()),
-        failures,
-    })
 }
 
 /// Fills the recalls of `evaluation` from the memories the test gives, which stand for the

@@ -130,6 +130,63 @@ fn compile_refuses_packs_whose_tests_fail() {
     assert_eq!(hookpack(&dir, &["test"]).status.code(), Some(1));
 }
 
+/// A project that replaces one builtin rule and turns another off: the builtin tests about
+/// them pass on their pack alone, and `hookpack test` says they are not in force here instead of
+/// printing ok; a test that passes alone but not with the project's rules is told too.
+#[test]
+fn tests_of_replaced_and_disabled_rules_say_so() {
+    let config = "builtin = [\"guard\"]\ndisable = [\"guard/git-reset-hard\"]\n";
+    let replacement = r#"[pack]
+name = "guard"
+
+[[rule]]
+id = "rm-root"
+on = "PreToolUse"
+tool = "Bash"
+command = { program = "rm", flags = ["-r|-R|--recursive"], args = ["/"] }
+decision = "deny"
+reason = "Not the root."
+"#;
+    let files = [
+        (".claude/hookpack/hookpack.toml", config),
+        (".claude/hookpack/packs/guard.toml", replacement),
+    ];
+    let dir = project("overrides", &files);
+    let out = hookpack(&dir, &["test"]);
+    let stdout = text(&out.stdout);
+    let replaced = "test guard/rm -rf ~ is denied ... ok alone, not in force here: `guard/rm-root` \
+                    is replaced by the project rule at \
+                    [TMP]/hookpack-cli/overrides/.claude/hookpack/packs/guard.toml:5";
+    assert!(stdout.contains(replaced), "{stdout}");
+    let disabled = "test guard/git reset --hard asks ... ok alone, not in force here: \
+                    `guard/git-reset-hard` is turned off by `disable = [\"guard/git-reset-hard\"]`";
+    assert!(stdout.contains(disabled), "{stdout}");
+    assert!(!stdout.contains("test guard/rm -rf ~ is denied ... ok\n"), "{stdout}");
+    assert!(stdout.contains("about rules not in force here"), "{stdout}");
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // What the hooks do agrees: the replaced rule no longer denies `rm -rf ~`.
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("cd /tmp && rm -rf ~"));
+    assert!(!stdout.contains("\"deny\""), "{stdout}");
+
+    // A project rule denying every push changes what a builtin near miss expects.
+    let no_push = format!(
+        "{replacement}\n[[rule]]\nid = \"no-push\"\non = \"PreToolUse\"\ntool = \"Bash\"\n\
+         command = {{ program = \"git\", subcommand = \"push\" }}\ndecision = \"deny\"\n\
+         reason = \"No pushes from here.\"\n"
+    );
+    std::fs::write(dir.join(".claude/hookpack/packs/guard.toml"), no_push).unwrap();
+    let out = hookpack(&dir, &["test"]);
+    let stdout = text(&out.stdout);
+    let differs = "test guard/force-with-lease on a feature branch is fine ... ok alone, DIFFERS \
+                   with this project's rules";
+    assert!(stdout.contains(differs), "{stdout}");
+    assert!(stdout.contains("    expected decision none, got deny\n"), "{stdout}");
+    assert!(stdout.contains("differ with this project's rules"), "{stdout}");
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+}
+
 #[test]
 fn a_changed_pack_is_noticed_once_per_session() {
     let dir = project("stale", &[(".claude/hookpack/packs/guard.toml", GUARD)]);
