@@ -8,6 +8,7 @@ pub mod artifact;
 pub mod bounded;
 pub mod command;
 mod eval;
+pub mod layout;
 pub mod memory;
 mod session;
 pub mod shell;

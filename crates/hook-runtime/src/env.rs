@@ -2,22 +2,8 @@
 
 use std::path::PathBuf;
 
-/// The names of the environment variables hookpack reads.
-#[derive(Debug)]
-pub struct EnvVars;
-
-impl EnvVars {
-    /// The project's root, set by Claude Code for every hook.
-    pub const CLAUDE_PROJECT_DIR: &'static str = "CLAUDE_PROJECT_DIR";
-    /// Overrides the compiled artifact's path.
-    pub const HOOKPACK_ARTIFACT: &'static str = "HOOKPACK_ARTIFACT";
-    /// The user's configuration root (default `~/.config`).
-    pub const XDG_CONFIG_HOME: &'static str = "XDG_CONFIG_HOME";
-    /// The user's home.
-    pub const HOME: &'static str = "HOME";
-    /// Overrides the context window's size in tokens.
-    pub const HOOKPACK_WINDOW_TOKENS: &'static str = "HOOKPACK_WINDOW_TOKENS";
-}
+use hook_engine::layout;
+pub use hook_engine::layout::EnvVars;
 
 /// The values of [`EnvVars`] for one run.
 #[derive(Clone, Debug, Default)]
@@ -55,9 +41,7 @@ impl Env {
     /// The user's hookpack configuration folder: `$XDG_CONFIG_HOME/hookpack`, else
     /// `$HOME/.config/hookpack`.
     pub fn user_config_dir(&self) -> Option<PathBuf> {
-        let base =
-            self.xdg_config_home.clone().or_else(|| Some(self.home.as_ref()?.join(".config")))?;
-        Some(base.join("hookpack"))
+        layout::user_dir(self.xdg_config_home.as_deref(), self.home.as_deref())
     }
 }
 

@@ -13,12 +13,9 @@ use serde_json::Value;
 use crate::notice::{announce, first_time};
 use crate::respond::{Answer, Answered};
 use crate::state::Store;
-use crate::{ARTIFACT_PATH, Env, Installation};
-
-/// The file beside the artifact that lists the tools rules marked `fail = "closed"` cover:
-/// one line per rule, `<pack/rule> <Tool>|<Tool>…`, or `<pack/rule> *` for every tool. It is
-/// separate from the artifact so that it survives the artifact's damage.
-pub const FAIL_CLOSED_FILE: &str = "fail-closed.txt";
+use crate::{Env, Installation};
+use hook_engine::layout;
+pub(crate) use hook_engine::layout::FAIL_CLOSED_FILE;
 
 /// The command that gets a user out of a failure to read the rules of `installation`. A fail-closed
 /// guard may be denying the Bash tool itself, so it is said as the user runs it: in a
@@ -98,7 +95,7 @@ pub(crate) fn handle(
                     // files cannot: reference §1).
                     let config = match (&users, env.user_config_dir()) {
                         (users, Some(user)) if users.contains(&rules[0]) => {
-                            user.join("hookpack.toml").display().to_string()
+                            user.join(layout::CONFIG_FILE).display().to_string()
                         }
                         _ => ".claude/hookpack/hookpack.local.toml".to_owned(),
                     };
@@ -173,7 +170,7 @@ fn fail_closed_rules(
     let own = covering(&installation.artifact_path(env).with_file_name(FAIL_CLOSED_FILE), tool);
     let users = match (installation, env.user_config_dir()) {
         (Installation::Project { .. }, Some(user)) => {
-            covering(&user.join(ARTIFACT_PATH).with_file_name(FAIL_CLOSED_FILE), tool)
+            covering(&layout::artifact_in(&user).with_file_name(FAIL_CLOSED_FILE), tool)
         }
         _ => Vec::new(),
     };

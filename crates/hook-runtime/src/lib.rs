@@ -43,9 +43,8 @@ use hook_model::{EventKind, HookInput, InputError};
 pub use compiled::{write_compiled, write_fail_closed};
 pub use env::{Env, EnvVars};
 pub use exit::ExitStatus;
-pub use failure::FAIL_CLOSED_FILE;
 pub use failure::way_out;
-pub use project::{ARTIFACT_PATH, Installation, PROJECT_SUBDIR};
+pub use project::{Installation, PROJECT_SUBDIR};
 pub use rules::{
     Unusable, load as load_artifact, reachable as artifact_reachable, stale as staleness,
 };

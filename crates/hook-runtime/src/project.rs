@@ -4,11 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::Env;
 
-/// The folder under a project that holds hookpack's files.
-pub const PROJECT_SUBDIR: &str = ".claude/hookpack";
-
-/// The compiled artifact's path under a hookpack folder.
-pub const ARTIFACT_PATH: &str = "compiled/rules.hpk";
+pub use hook_engine::layout::PROJECT_SUBDIR;
+use hook_engine::layout::{self, PACKS_DIR};
 
 /// The hookpack installation a hook run answers from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +41,7 @@ impl Installation {
             return Some(Installation::Project { root, dir });
         }
         let user = env.user_config_dir()?;
-        user.join("packs").is_dir().then_some(Installation::User { dir: user })
+        user.join(PACKS_DIR).is_dir().then_some(Installation::User { dir: user })
     }
 
     /// The installation's hookpack folder: `<project>/.claude/hookpack` or the user's.
@@ -70,7 +67,7 @@ impl Installation {
         }
         match self {
             Installation::Project { dir, .. } | Installation::User { dir } => {
-                dir.join(ARTIFACT_PATH)
+                layout::artifact_in(dir)
             }
         }
     }

@@ -496,7 +496,7 @@ pub fn reachable(installation: &Installation, env: &Env) -> Result<(), Unusable>
     if env.artifact.is_some() {
         return Ok(());
     }
-    match Confined::of(installation).existing_dir("compiled") {
+    match Confined::of(installation).existing_dir(hook_engine::layout::COMPILED_DIR) {
         Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
             Err(Unusable::Linked(err))
         }

@@ -36,8 +36,7 @@ use crate::confined::{Confined, ConfinedDir};
 /// The database's path under an installation's folder.
 pub const DATABASE_PATH: &str = "state/hookpack.db";
 
-/// The database's file name in the state folder.
-const DATABASE_NAME: &str = "hookpack.db";
+use hook_engine::layout::{DATABASE_FILE as DATABASE_NAME, STATE_DIR};
 
 /// The files `SQLite` keeps beside a database, by suffix.
 const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
@@ -171,7 +170,7 @@ impl Store {
     /// When the folder is refused, or the database cannot be created, opened or migrated, or
     /// the lock it needs was not granted within [`LOCK_WAIT`] (`DatabaseBusy`).
     pub fn open(installation: &Installation) -> rusqlite::Result<Store> {
-        let dir = Confined::of(installation).dir("state").map_err(|err| io_error(&err))?;
+        let dir = Confined::of(installation).dir(STATE_DIR).map_err(|err| io_error(&err))?;
         Store::open_in(&dir)
     }
 
@@ -237,7 +236,7 @@ impl Store {
         let Store { conn, file, .. } = self;
         drop(conn);
         let Some(judged) = file else { return Ok(None) };
-        let dir = Confined::of(installation).dir("state")?;
+        let dir = Confined::of(installation).dir(STATE_DIR)?;
         repair(&dir, why, judged)
     }
 

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use hook_engine::artifact::{AlignedBytes, Artifact, MAX_ARTIFACT_BYTES};
+use hook_engine::layout::{self, EnvVars};
 use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::{
@@ -28,7 +29,7 @@ pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
             let cwd = std::env::current_dir().ok()?;
             let found = cwd
                 .ancestors()
-                .find(|d| d.join(".claude/hookpack").is_dir())
+                .find(|d| d.join(layout::PROJECT_SUBDIR).is_dir())
                 .map(Path::to_path_buf);
             Some(found.unwrap_or(cwd))
         })
@@ -37,7 +38,7 @@ pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
 }
 
 fn environment() -> Vec<(String, String)> {
-    std::env::vars().filter(|(k, _)| k.starts_with("HOOKPACK_")).collect()
+    std::env::vars().filter(|(k, _)| k.starts_with(EnvVars::CONFIG_PREFIX)).collect()
 }
 
 /// Loads every pack and prints the diagnostics; `None` when there are errors.
@@ -170,7 +171,7 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         .and_then(|a| a.verify())
         .context("the compiled artifact does not load")?;
     let dir = match dir {
-        ArtifactDir::Confined(confined) => confined.dir("compiled"),
+        ArtifactDir::Confined(confined) => confined.dir(layout::COMPILED_DIR),
         ArtifactDir::Given(folder) => {
             std::fs::create_dir_all(&folder).map(|()| ConfinedDir::trusting(&folder))
         }
@@ -222,7 +223,7 @@ fn artifact_place(layout: &Layout) -> anyhow::Result<(ArtifactDir, String)> {
         return Ok((ArtifactDir::Given(folder), name));
     }
     let installation = installation(layout).context("no project and no user folder")?;
-    Ok((ArtifactDir::Confined(Confined::of(&installation)), "rules.hpk".to_owned()))
+    Ok((ArtifactDir::Confined(Confined::of(&installation)), layout::ARTIFACT_FILE.to_owned()))
 }
 
 /// Lists the user's own fail-closed rules (builtin and user scopes, as `compile --user` would,
@@ -240,12 +241,12 @@ fn refresh_user_guards(layout: &Layout) -> anyhow::Result<Option<(usize, PathBuf
     anyhow::ensure!(!loaded.diagnostics.has_errors(), "the user's packs have errors");
     let list = fail_closed_list(&loaded.rules());
     let confined = Confined::of(&Installation::User { dir: user.clone() });
-    let path = confined.path().join("compiled").join(hook_runtime::FAIL_CLOSED_FILE);
+    let path = confined.path().join(layout::COMPILED_DIR).join(layout::FAIL_CLOSED_FILE);
     // The folder is made only for a list to write.
     let dir = if list.is_empty() {
-        confined.existing_dir("compiled")?
+        confined.existing_dir(layout::COMPILED_DIR)?
     } else {
-        Some(confined.dir("compiled")?)
+        Some(confined.dir(layout::COMPILED_DIR)?)
     };
     if let Some(dir) = dir {
         hook_runtime::write_fail_closed(&dir, &list)?;
@@ -258,7 +259,7 @@ pub(crate) fn installation(layout: &Layout) -> Option<Installation> {
     match (&layout.project, &layout.user) {
         (Some(root), _) => Some(Installation::Project {
             root: root.clone(),
-            dir: root.join(hook_runtime::PROJECT_SUBDIR),
+            dir: root.join(layout::PROJECT_SUBDIR),
         }),
         (None, Some(dir)) => Some(Installation::User { dir: dir.clone() }),
         (None, None) => None,
@@ -274,7 +275,9 @@ pub(crate) fn artifact_path(layout: &Layout) -> Option<PathBuf> {
 impl ArtifactDir {
     fn join(&self, name: &str) -> PathBuf {
         match self {
-            ArtifactDir::Confined(confined) => confined.path().join("compiled").join(name),
+            ArtifactDir::Confined(confined) => {
+                confined.path().join(layout::COMPILED_DIR).join(name)
+            }
             ArtifactDir::Given(folder) => folder.join(name),
         }
     }

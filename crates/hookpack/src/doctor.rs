@@ -11,9 +11,10 @@ use std::path::Path;
 
 use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
+use hook_engine::layout::{self, EnvVars, FAIL_CLOSED_FILE};
 use hook_runtime::confined::Confined;
 use hook_runtime::state::{self, Diagnosis, Store};
-use hook_runtime::{FAIL_CLOSED_FILE, Installation, Unusable};
+use hook_runtime::{Installation, Unusable};
 use rules_compiler::{Layout, compile, load};
 
 use crate::commands::{installation, printable};
@@ -103,7 +104,7 @@ fn shown(root: &Path, path: &Path) -> String {
 /// The packs, linted; and the artifact they compile to, when they do.
 fn packs(layout: &Layout, root: &Path) -> (Check, Option<Vec<u8>>) {
     let environment: Vec<(String, String)> =
-        std::env::vars().filter(|(k, _)| k.starts_with("HOOKPACK_")).collect();
+        std::env::vars().filter(|(k, _)| k.starts_with(EnvVars::CONFIG_PREFIX)).collect();
     let loaded = load(layout, &environment);
     let errors = loaded.diagnostics.error_count();
     let warnings = loaded.diagnostics.warning_count();
@@ -199,9 +200,9 @@ fn artifact(
 
 /// The session store: its folder, the database, and the copies set aside.
 fn store(installation: &Installation, show: &dyn Fn(&Path) -> String) -> Check {
-    let state_dir = installation.dir().join("state");
+    let state_dir = installation.dir().join(layout::STATE_DIR);
     let database = state::database_path(installation.dir());
-    match Confined::of(installation).existing_dir("state") {
+    match Confined::of(installation).existing_dir(layout::STATE_DIR) {
         Err(err) => {
             return Check::new("state", Status::Problem, format!("refused: {err}")).fix(format!(
                 "remove the link at {} (hookpack writes only inside its own folder)",

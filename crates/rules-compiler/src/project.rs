@@ -18,6 +18,9 @@ use crate::model::{Automaton, Pack, Rule};
 use crate::pack::{PackFolder, parse_pack_in};
 use crate::{Diagnostics, SourceFile, builtin, files, shape};
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, fnv1a, names_hash};
+use hook_engine::layout::{
+    CONFIG_FILE, EnvVars, LOCAL_CONFIG_FILE, LOCAL_PACKS_DIR, PACKS_DIR, PROJECT_SUBDIR,
+};
 
 /// Where a pack or a config comes from, lowest precedence first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,7 +59,7 @@ pub struct Layout {
 impl Layout {
     /// `<project>/.claude/hookpack`.
     pub fn project_dir(&self) -> Option<PathBuf> {
-        self.project.as_ref().map(|p| p.join(".claude/hookpack"))
+        self.project.as_ref().map(|p| p.join(PROJECT_SUBDIR))
     }
 
     /// The folder the hooks answer from: the project's, else the user's.
@@ -69,11 +72,11 @@ impl Layout {
     fn pack_dirs(&self) -> Vec<(Scope, PathBuf, PathBuf)> {
         let mut dirs = Vec::new();
         if let Some(user) = &self.user {
-            dirs.push((Scope::User, user.join("packs"), user.clone()));
+            dirs.push((Scope::User, user.join(PACKS_DIR), user.clone()));
         }
         if let Some(project) = self.project_dir() {
-            dirs.push((Scope::Project, project.join("packs"), project.clone()));
-            dirs.push((Scope::Local, project.join("local"), project));
+            dirs.push((Scope::Project, project.join(PACKS_DIR), project.clone()));
+            dirs.push((Scope::Local, project.join(LOCAL_PACKS_DIR), project));
         }
         dirs
     }
@@ -82,11 +85,11 @@ impl Layout {
     fn config_files(&self) -> Vec<(Scope, PathBuf, PathBuf)> {
         let mut files = Vec::new();
         if let Some(user) = &self.user {
-            files.push((Scope::User, user.join("hookpack.toml"), user.clone()));
+            files.push((Scope::User, user.join(CONFIG_FILE), user.clone()));
         }
         if let Some(project) = self.project_dir() {
-            files.push((Scope::Project, project.join("hookpack.toml"), project.clone()));
-            files.push((Scope::Local, project.join("hookpack.local.toml"), project));
+            files.push((Scope::Project, project.join(CONFIG_FILE), project.clone()));
+            files.push((Scope::Local, project.join(LOCAL_CONFIG_FILE), project));
         }
         files
     }
@@ -497,7 +500,7 @@ fn check_automata(loaded: &mut Loaded) {
 }
 
 /// `HOOKPACK_*` variables that are not config: the runtime reads them.
-const NOT_CONFIG: &[&str] = &["HOOKPACK_ARTIFACT"];
+const NOT_CONFIG: &[&str] = &[EnvVars::HOOKPACK_ARTIFACT];
 
 /// The config the `HOOKPACK_*` variables give: `HOOKPACK_WINDOW_TOKENS=1000000` is
 /// `window_tokens = 1000000`, `HOOKPACK_BRACKETS__FRESH=70` is `brackets.fresh = 70`,
@@ -511,13 +514,13 @@ fn env_config(env: &[(String, String)], diags: &mut Diagnostics) -> toml::Table 
     let mut env: Vec<&(String, String)> = env.iter().collect();
     env.sort();
     for (name, value) in env {
-        let Some(key) = name.strip_prefix("HOOKPACK_") else { continue };
+        let Some(key) = name.strip_prefix(EnvVars::CONFIG_PREFIX) else { continue };
         if key.is_empty() || NOT_CONFIG.contains(&name.as_str()) {
             continue;
         }
         let path: Vec<String> = key.to_ascii_lowercase().split("__").map(str::to_owned).collect();
         let Some(shape) = setting(&shape::CONFIG_FILE, &path) else {
-            let names = env_names(&shape::CONFIG_FILE, "HOOKPACK_");
+            let names = env_names(&shape::CONFIG_FILE, EnvVars::CONFIG_PREFIX);
             let hint = shape::suggestion(name, names.iter().map(String::as_str))
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use hook_engine::artifact::checksum;
 use hook_engine::artifact::format::{HEADER_LEN, SECTION_ENTRY_LEN, Section, header, keywords};
+use hook_engine::layout::FAIL_CLOSED_FILE;
 use hook_model::EventKind;
-use hook_runtime::FAIL_CLOSED_FILE;
 use hook_runtime::confined::ConfinedDir;
 use rules_compiler::{Layout, compile, load};
 use serde_json::{Value, json};
