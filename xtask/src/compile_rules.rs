@@ -34,7 +34,7 @@ pub(crate) fn run(mode: Mode) -> anyhow::Result<()> {
     }
     let mut failed = 0;
     for pack in &packs {
-        for outcome in run_tests(pack).map_err(anyhow::Error::msg)? {
+        for outcome in run_tests(pack)? {
             if !outcome.passed() {
                 failed += 1;
                 eprintln!("test {}/{} ... FAILED ({})", outcome.pack, outcome.name, outcome.place);
@@ -49,8 +49,7 @@ pub(crate) fn run(mode: Mode) -> anyhow::Result<()> {
     }
     let rules: Vec<_> = packs.iter().flat_map(|p| &p.rules).collect();
     let tests: usize = packs.iter().map(|p| p.tests.len()).sum();
-    let compiled =
-        compile(&rules, &Settings::default(), &Sources::default()).map_err(anyhow::Error::msg)?;
+    let compiled = compile(&rules, &Settings::default(), &Sources::default())?;
     let summary = format!(
         "{} builtin packs, {} rules, {tests} tests passed; {} bytes compiled",
         packs.len(),

@@ -101,14 +101,13 @@ fn session(bin_dir: &Path, dir: &Path) -> anyhow::Result<()> {
     ensure!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics.render());
     let mut tests = 0;
     for (_, pack) in &loaded.packs {
-        for outcome in run_tests(pack).map_err(anyhow::Error::msg)? {
+        for outcome in run_tests(pack)? {
             ensure!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
             tests += 1;
         }
     }
     let rules = loaded.rules();
-    let compiled =
-        compile(&rules, &loaded.config.settings(), &loaded.sources).map_err(anyhow::Error::msg)?;
+    let compiled = compile(&rules, &loaded.config.settings(), &loaded.sources)?;
     // Written as `hookpack compile` writes it: hooks answer only from an artifact whose stamp
     // says it was compiled here.
     let compiled_dir = dir.join(".claude/hookpack/compiled");

@@ -91,11 +91,10 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         bail!("{}", loaded.diagnostics.render());
     }
     let rules = loaded.rules();
-    let compiled =
-        compile(&rules, &loaded.config.settings(), &loaded.sources).map_err(anyhow::Error::msg)?;
+    let compiled = compile(&rules, &loaded.config.settings(), &loaded.sources)?;
     let bytes = AlignedBytes::new(&compiled.bytes);
-    let artifact = Artifact::parse(bytes.as_slice()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let engine = Engine::new(artifact).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let artifact = Artifact::parse(bytes.as_slice())?;
+    let engine = Engine::new(artifact)?;
 
     println!("builtin = {builtin:?}: {} rules\n", rules.len());
     println!(

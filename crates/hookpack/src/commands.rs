@@ -73,7 +73,7 @@ struct Tally {
 /// Runs every pack's tests, alone and in the project, and prints them.
 fn run_all_tests(loaded: &Loaded) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
-    for outcome in run_project_tests(loaded).map_err(anyhow::Error::msg)? {
+    for outcome in run_project_tests(loaded)? {
         let name = format!("{}/{}", outcome.pack, outcome.name);
         if !outcome.passed() {
             tally.failed += 1;
@@ -144,8 +144,7 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         return Ok(false);
     }
     let rules = loaded.rules();
-    let compiled = compile_rules(&rules, &loaded.config.settings(), &loaded.sources)
-        .map_err(anyhow::Error::msg)?;
+    let compiled = compile_rules(&rules, &loaded.config.settings(), &loaded.sources)?;
     let (dir, name) = artifact_place(layout)?;
     let path = dir.join(&name);
 
@@ -305,7 +304,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     };
     let payload: serde_json::Value =
         serde_json::from_str(&text).context("the payload is not JSON")?;
-    let name = event_name(&payload).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let name = event_name(&payload)?;
     let kind =
         EventKind::from_name(name).with_context(|| format!("unknown hook event `{name}`"))?;
 
@@ -315,7 +314,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         .map_err(|err| anyhow::anyhow!("{err}: {}; run `hookpack compile`", path.display()))?;
     let artifact = Artifact::parse(bytes.as_slice())
         .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
-    let engine = Engine::new(artifact).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let engine = Engine::new(artifact)?;
     let settings = engine.settings();
 
     println!("event: {kind}");
@@ -361,7 +360,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
 
     let facts =
         Facts { kind, payload: &payload, project_root: layout.project.as_deref(), state, bracket };
-    let evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let evaluation = engine.evaluate(&facts, Mode::Explain)?;
     let budget = settings.budget_chars(bracket);
     let response = respond(kind, &evaluation, Some(budget));
     let command = payload.pointer("/tool_input/command").and_then(serde_json::Value::as_str);

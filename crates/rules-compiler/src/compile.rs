@@ -9,6 +9,7 @@ use hook_engine::artifact::format::{
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
+use crate::error::Error;
 use crate::model::{
     Bracket, Decision, Layer, Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
 };
@@ -167,19 +168,10 @@ pub fn compiler_fingerprint() -> u64 {
     clippy::too_many_lines,
     reason = "the record layout reads top to bottom, one line per field"
 )]
-pub fn compile(
-    rules: &[&Rule],
-    settings: &Settings,
-    sources: &Sources,
-) -> Result<Compiled, String> {
+pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Result<Compiled, Error> {
     use hook_engine::artifact::sources::{MAX_SOURCE_DIRS, MAX_SOURCE_FILES};
     if sources.files.len() > MAX_SOURCE_FILES || sources.dirs.len() > MAX_SOURCE_DIRS {
-        return Err(format!(
-            "{} source files in {} pack folders: hooks check at most {MAX_SOURCE_FILES} files in \
-             {MAX_SOURCE_DIRS} folders",
-            sources.files.len(),
-            sources.dirs.len()
-        ));
+        return Err(Error::TooManySources { files: sources.files.len(), dirs: sources.dirs.len() });
     }
     let rules: Vec<&Rule> = rules.iter().copied().filter(|r| !r.when.never).collect();
     let mut w = Writer::default();
@@ -201,7 +193,7 @@ pub fn compile(
     let mut regex_ids: BTreeMap<&str, u32> = BTreeMap::new();
 
     let mut records = Vec::with_capacity(rules.len() * rule::LEN * 4);
-    let mut automata = Vec::new();
+    let mut automata: Vec<(usize, String)> = Vec::new();
     for (index, r) in rules.iter().enumerate() {
         let automata_before = globs.blob_len() + regexes.blob_len();
         let index = u32::try_from(index).unwrap_or(u32::MAX);
@@ -266,7 +258,7 @@ pub fn compile(
             }
             None => {}
         }
-        let mut glob_list = |list: &[String], w: &mut Writer| -> Result<Vec<u32>, String> {
+        let mut glob_list = |list: &[String], w: &mut Writer| -> Result<Vec<u32>, Error> {
             list.iter()
                 .map(|g| {
                     if let Some(&id) = glob_ids.get(g.as_str()) {
@@ -377,14 +369,14 @@ pub fn compile(
         }
         let added = globs.blob_len() + regexes.blob_len() - automata_before;
         if added > 0 {
-            automata.push((added, r.full_id(), None));
+            automata.push((added, r.full_id()));
         }
     }
     let automata_bytes = globs.blob_len() + regexes.blob_len();
     if automata_bytes > MAX_AUTOMATA_BYTES {
         // Stable: rules of equal cost stay in rule order.
         automata.sort_by_key(|a| std::cmp::Reverse(a.0));
-        return Err(automata_over_budget(automata_bytes, &automata));
+        return Err(Error::AutomataOverBudget { total: automata_bytes, contributions: automata });
     }
 
     // Per event: the rules found without the automaton, and the texts keyword rules read.
@@ -544,11 +536,11 @@ fn regex_index<'r>(
     ids: &mut BTreeMap<&'r str, u32>,
     w: &mut Writer,
     pattern: &'r str,
-) -> Result<u32, String> {
+) -> Result<u32, Error> {
     if let Some(&id) = ids.get(pattern) {
         return Ok(id);
     }
-    let dfa = regex_dfa(pattern).map_err(|e| format!("regex `{pattern}`: {e}"))?;
+    let dfa = regex_dfa(pattern)?;
     let source = w.str(pattern);
     let id = section.push(Some(&dfa), 0, (source.offset, source.len));
     ids.insert(pattern, id);

@@ -28,6 +28,7 @@ mod builtin;
 mod compile;
 mod diag;
 mod emit;
+mod error;
 mod files;
 mod model;
 mod pack;
@@ -41,6 +42,7 @@ pub use compile::{
     compiler_fingerprint, event_bit, fail_closed_list,
 };
 pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use error::{Error, MatcherKind};
 pub use files::MAX_CONTEXT_FILE_BYTES;
 pub use model::*;
 pub use pack::parse_pack;

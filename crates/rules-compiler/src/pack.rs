@@ -412,8 +412,7 @@ impl Reader<'_> {
                 true
             }
             Err(err) => {
-                let what = if glob { "glob" } else { "regex" };
-                self.error(span, format!("{what} `{pattern}` cannot be precompiled: {err}"));
+                self.error(span, err.to_string());
                 false
             }
         }

@@ -9,6 +9,7 @@ use hook_engine::{Engine, Facts, Mode, SessionState};
 use serde_json::{Value, json};
 
 use crate::compile::{Settings, Sources, compile};
+use crate::error::Error;
 use crate::model::{Decision, Expectation, Given, Pack, PackTest, Rule};
 use crate::project::{Fate, Loaded};
 
@@ -64,7 +65,7 @@ const TEST_CWD: &str = "/project";
 /// # Errors
 ///
 /// When the pack cannot be compiled.
-pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, String> {
+pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, Error> {
     if pack.tests.is_empty() {
         return Ok(Vec::new());
     }
@@ -84,7 +85,7 @@ pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, String> {
 /// # Errors
 ///
 /// When a pack or the project's rules cannot be compiled.
-pub fn run_project_tests(loaded: &Loaded) -> Result<Vec<TestOutcome>, String> {
+pub fn run_project_tests(loaded: &Loaded) -> Result<Vec<TestOutcome>, Error> {
     let in_force = loaded.rules();
     with_engine(&in_force, &loaded.config.settings(), |project| {
         let mut outcomes = Vec::new();
@@ -141,12 +142,11 @@ fn not_in_force(
 fn with_engine<T>(
     rules: &[&Rule],
     settings: &Settings,
-    f: impl FnOnce(&Engine<'_>) -> Result<T, String>,
-) -> Result<T, String> {
+    f: impl FnOnce(&Engine<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
     let compiled = compile(rules, settings, &Sources::default())?;
     let bytes = AlignedBytes::new(&compiled.bytes);
-    let artifact = Artifact::parse(bytes.as_slice()).map_err(|e| e.to_string())?;
-    let engine = Engine::new(artifact).map_err(|e| e.to_string())?;
+    let engine = Engine::new(Artifact::parse(bytes.as_slice())?)?;
     f(&engine)
 }
 
@@ -175,7 +175,7 @@ fn run_test(
     pack: &Pack,
     test: &PackTest,
     own_rules: bool,
-) -> Result<(TestOutcome, Vec<String>), String> {
+) -> Result<(TestOutcome, Vec<String>), Error> {
     let settings = engine.settings();
     let payload = with_defaults(&test.event);
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(TEST_CWD).to_owned();
@@ -190,7 +190,7 @@ fn run_test(
         state,
         bracket: given.bracket,
     };
-    let mut evaluation = engine.evaluate(&facts, Mode::Explain).map_err(|e| e.to_string())?;
+    let mut evaluation = engine.evaluate(&facts, Mode::Explain)?;
     recall(engine, &facts, given, &mut evaluation)?;
     let budget = settings.budget_chars(given.bracket);
     let response = hook_engine::respond(test.kind, &evaluation, Some(budget));
@@ -290,7 +290,7 @@ fn recall(
     facts: &Facts<'_>,
     given: &Given,
     evaluation: &mut hook_engine::Evaluation,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let memories: Vec<Memory> = given
         .memories
         .iter()
@@ -307,7 +307,7 @@ fn recall(
         let Some(recall) = &fired.recall else { continue };
         let found = match recall.from {
             RecallFrom::Handoff => {
-                let active = engine.active_rules(&facts.state).map_err(|e| e.to_string())?;
+                let active = engine.active_rules(&facts.state)?;
                 memory::handoff(&facts.state, &active, &memories)
             }
             RecallFrom::Path | RecallFrom::Prompt => {

@@ -9,24 +9,30 @@ use regex_automata::nfa::thompson;
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use super::writer::{push_words, to_u32};
+use crate::error::{Error, MatcherKind};
 
 /// Largest DFA, in bytes: a regex whose DFA would be larger is refused by the linter.
 const DFA_LIMIT: usize = 1 << 20;
 
 /// The DFA of a glob (`literal_separator`: `*` does not cross `/`), matched against the whole
 /// path.
-pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, String> {
-    let glob = globset::GlobBuilder::new(glob)
+pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, Error> {
+    let refused = |reason: String| Error::Automaton {
+        kind: MatcherKind::Glob,
+        pattern: glob.to_owned(),
+        reason,
+    };
+    let built = globset::GlobBuilder::new(glob)
         .literal_separator(true)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| refused(e.to_string()))?;
     // globset's regexes match bytes (`(?-u)`), so they may match invalid UTF-8: no UTF-8 mode.
     let hir = regex_syntax::ParserBuilder::new()
         .utf8(false)
         .build()
-        .parse(glob.regex())
-        .map_err(|e| format!("glob `{glob}`: {e}"))?;
-    from_hir(&hir, StartKind::Anchored, false).map_err(|e| format!("glob `{glob}`: {e}"))
+        .parse(built.regex())
+        .map_err(|e| refused(e.to_string()))?;
+    from_hir(&hir, StartKind::Anchored, false).map_err(refused)
 }
 
 /// The DFA of a regex, searched unanchored.
@@ -36,15 +42,20 @@ pub(crate) fn glob_dfa(glob: &str) -> Result<Vec<u8>, String> {
 /// then would need the regex parser and its Unicode tables in every hook. Next to a non-ASCII
 /// letter, `\b` therefore behaves as if the letter were not a word character (the linter
 /// warns where that can matter; `keywords` match at Unicode word boundaries).
-pub(crate) fn regex_dfa(pattern: &str) -> Result<Vec<u8>, String> {
-    let hir =
-        regex_syntax::ParserBuilder::new().build().parse(pattern).map_err(|e| e.to_string())?;
-    from_hir(&ascii_word_boundaries(&hir), StartKind::Unanchored, true)
+pub(crate) fn regex_dfa(pattern: &str) -> Result<Vec<u8>, Error> {
+    let refused = |reason: String| Error::Automaton {
+        kind: MatcherKind::Regex,
+        pattern: pattern.to_owned(),
+        reason,
+    };
+    let parsed = regex_syntax::ParserBuilder::new().build().parse(pattern);
+    let hir = parsed.map_err(|e| refused(e.to_string()))?;
+    from_hir(&ascii_word_boundaries(&hir), StartKind::Unanchored, true).map_err(refused)
 }
 
 /// Builds the DFA (dense, then made sparse: several times smaller where Unicode classes make
 /// dense tables wide, still read in place, and fast enough for the short texts hooks see) and
-/// serializes it.
+/// serializes it; or why it cannot be.
 fn from_hir(hir: &Hir, start: StartKind, utf8: bool) -> Result<Vec<u8>, String> {
     let nfa = thompson::Compiler::new()
         .configure(thompson::Config::new().utf8(utf8).shrink(true))

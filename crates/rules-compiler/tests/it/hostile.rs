@@ -343,6 +343,12 @@ fn the_automata_of_one_artifact_fit_a_budget() {
     // Compiling them anyway (as `cargo xtask compile-rules` does, without `load`) fails too.
     let rules: Vec<_> = loaded.packs.iter().flat_map(|(_, p)| &p.rules).collect();
     let err = rules_compiler::compile(&rules, &Settings::default(), &loaded.sources).unwrap_err();
+    assert!(
+        matches!(&err, rules_compiler::Error::AutomataOverBudget { contributions, .. }
+            if contributions.len() == 12 && contributions[0].1.starts_with("heavy/r")),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(err.contains("over the budget of 4 MiB") && err.contains("`heavy/r"), "{err}");
 
     // A few of them fit.
