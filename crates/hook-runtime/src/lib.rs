@@ -221,13 +221,17 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
         EventKind::WorktreeCreate => {
             return match worktree::create(&payload) {
                 Ok(path) => Answer { plain: Some(path.display().to_string()), ..Answer::default() },
-                Err(note) => Answer { note: Some(note), failed: true, ..Answer::default() },
+                Err(err) => {
+                    Answer { note: Some(err.to_string()), failed: true, ..Answer::default() }
+                }
             };
         }
         EventKind::WorktreeRemove => {
             return match worktree::remove(&payload) {
                 Ok(()) => Answer::silent(),
-                Err(note) => Answer { note: Some(note), failed: true, ..Answer::default() },
+                Err(err) => {
+                    Answer { note: Some(err.to_string()), failed: true, ..Answer::default() }
+                }
             };
         }
         _ => {}

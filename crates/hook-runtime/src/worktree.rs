@@ -5,10 +5,49 @@
 //! `<repository>/.claude/worktrees/<name>` on a new branch `worktree-<name>` from `HEAD`,
 //! locked; and its removal, which git refuses while it has changes (nothing is forced).
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+
+/// Why a worktree could not be made or removed; said to the user.
+#[derive(Debug)]
+pub(crate) enum WorktreeError {
+    /// The name asked for is not a plain slug.
+    NotASlug(String),
+    /// The payload's `cwd` is not a folder.
+    NotAFolder(String),
+    /// git could not be started.
+    NoGit(std::io::Error),
+    /// The payload's `cwd` is not in a git repository.
+    NotARepository(String),
+    /// git refused: its arguments and what it said.
+    Refused { args: String, said: String },
+    /// A path that is not UTF-8 (git takes it as text).
+    NotUtf8(PathBuf),
+    /// A worktree path not under the repository's `.claude/worktrees/`.
+    NotOurs { path: String, under: PathBuf },
+}
+
+impl fmt::Display for WorktreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorktreeError::NotASlug(name) => write!(
+                f,
+                "worktree name `{name}` is not a plain name (letters, digits, `.`, `_`, `-`)"
+            ),
+            WorktreeError::NotAFolder(cwd) => write!(f, "{cwd} is not a folder"),
+            WorktreeError::NoGit(err) => write!(f, "cannot run git: {err}"),
+            WorktreeError::NotARepository(cwd) => write!(f, "{cwd} is not in a git repository"),
+            WorktreeError::Refused { args, said } => write!(f, "git {args}: {said}"),
+            WorktreeError::NotUtf8(path) => write!(f, "{} is not UTF-8", path.display()),
+            WorktreeError::NotOurs { path, under } => {
+                write!(f, "{path} is not a worktree hookpack made (under {})", under.display())
+            }
+        }
+    }
+}
 
 /// Creates the worktree `payload` names; returns its path.
 ///
@@ -16,12 +55,10 @@ use serde_json::Value;
 ///
 /// A message for the user: the name is not a plain slug, `cwd` is not in a git repository,
 /// or git refused.
-pub(crate) fn create(payload: &Value) -> Result<PathBuf, String> {
+pub(crate) fn create(payload: &Value) -> Result<PathBuf, WorktreeError> {
     let name = payload.get("name").and_then(Value::as_str).unwrap_or_default();
     if !is_slug(name) {
-        return Err(format!(
-            "worktree name `{name}` is not a plain name (letters, digits, `.`, `_`, `-`)"
-        ));
+        return Err(WorktreeError::NotASlug(name.to_owned()));
     }
     let root = repository(payload)?;
     let path = root.join(".claude/worktrees").join(name);
@@ -36,13 +73,13 @@ pub(crate) fn create(payload: &Value) -> Result<PathBuf, String> {
 /// # Errors
 ///
 /// A message for the user: the path is elsewhere, or git refused (changes in it).
-pub(crate) fn remove(payload: &Value) -> Result<(), String> {
+pub(crate) fn remove(payload: &Value) -> Result<(), WorktreeError> {
     let path = payload.get("worktree_path").and_then(Value::as_str).unwrap_or_default();
     let root = repository(payload)?;
     let under = root.join(".claude/worktrees");
     let name = Path::new(path).strip_prefix(&under).ok().and_then(|rest| rest.to_str());
     if !name.is_some_and(is_slug) {
-        return Err(format!("{path} is not a worktree hookpack made (under {})", under.display()));
+        return Err(WorktreeError::NotOurs { path: path.to_owned(), under });
     }
     // Locked when made; unlocked to be removed (an error here means it was not locked).
     let _ = git(&root, &["worktree", "unlock", path]);
@@ -60,18 +97,18 @@ fn is_slug(name: &str) -> bool {
 
 /// The root of the git repository of `payload`'s `cwd`: its main worktree, also when `cwd` is
 /// in one of its worktrees (a session that entered a worktree removes it from inside).
-fn repository(payload: &Value) -> Result<PathBuf, String> {
+fn repository(payload: &Value) -> Result<PathBuf, WorktreeError> {
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(".");
     if !Path::new(cwd).is_dir() {
-        return Err(format!("{cwd} is not a folder"));
+        return Err(WorktreeError::NotAFolder(cwd.to_owned()));
     }
     let output = Command::new("git")
         .args(["rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"])
         .current_dir(cwd)
         .output()
-        .map_err(|err| format!("cannot run git: {err}"))?;
+        .map_err(WorktreeError::NoGit)?;
     if !output.status.success() {
-        return Err(format!("{cwd} is not in a git repository"));
+        return Err(WorktreeError::NotARepository(cwd.to_owned()));
     }
     let said = String::from_utf8_lossy(&output.stdout);
     let mut lines = said.lines();
@@ -85,21 +122,18 @@ fn repository(payload: &Value) -> Result<PathBuf, String> {
     })
 }
 
-fn git(root: &Path, args: &[&str]) -> Result<(), String> {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(root)
-        .output()
-        .map_err(|err| format!("cannot run git: {err}"))?;
+fn git(root: &Path, args: &[&str]) -> Result<(), WorktreeError> {
+    let output =
+        Command::new("git").args(args).current_dir(root).output().map_err(WorktreeError::NoGit)?;
     if output.status.success() {
         return Ok(());
     }
-    let said = String::from_utf8_lossy(&output.stderr);
-    Err(format!("git {}: {}", args.join(" "), said.trim()))
+    let said = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    Err(WorktreeError::Refused { args: args.join(" "), said })
 }
 
-fn path_str(path: &Path) -> Result<&str, String> {
-    path.to_str().ok_or_else(|| format!("{} is not UTF-8", path.display()))
+fn path_str(path: &Path) -> Result<&str, WorktreeError> {
+    path.to_str().ok_or_else(|| WorktreeError::NotUtf8(path.to_owned()))
 }
 
 #[cfg(test)]
