@@ -822,4 +822,45 @@ mod tests {
         assert_eq!(suggestion("color", keys.iter().copied()), None);
         assert_eq!(suggestion("PreToolUs", EVENT_NAMES.iter().copied()), Some("PreToolUse"));
     }
+
+    /// Every key of every table, with the table that holds it.
+    fn keys_of(table: &'static Table, out: &mut Vec<(&'static str, &'static str)>) {
+        for key in table.keys {
+            out.push((table.what, key.name));
+            let mut shape = &key.shape;
+            while let Shape::Map(inner) = shape {
+                shape = inner;
+            }
+            if let Shape::Table(inner) | Shape::Tables(inner) | Shape::TableOrTables(inner) = shape
+            {
+                keys_of(inner, out);
+            }
+        }
+    }
+
+    /// The pack language reference in the repository (`docs/reference.md`) names every key the
+    /// parser takes: a key added to the shapes and not documented fails here.
+    #[test]
+    fn the_reference_names_every_key() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/reference.md");
+        let reference = std::fs::read_to_string(path).unwrap();
+        let mut keys = Vec::new();
+        keys_of(&PACK_FILE, &mut keys);
+        keys_of(&CONFIG_FILE, &mut keys);
+        let missing: Vec<String> = keys
+            .iter()
+            .filter(|(_, name)| {
+                let forms = [
+                    format!("`{name}`"),
+                    format!("{name} ="),
+                    format!("[{name}]"),
+                    format!("[[{name}]]"),
+                    format!("[{name}] "),
+                ];
+                !forms.iter().any(|form| reference.contains(form.as_str()))
+            })
+            .map(|(table, name)| format!("`{name}` ({table})"))
+            .collect();
+        assert!(missing.is_empty(), "docs/reference.md does not name: {}", missing.join(", "));
+    }
 }
