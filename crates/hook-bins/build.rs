@@ -7,6 +7,10 @@
 //! binaries; `cargo xtask bench` says how much of it the binaries it measures hold). A name
 //! the build does not define is passed over, so a stale list costs speed, never the build.
 //!
+//! `hook-floor`, the benchmarks' baseline, is built with this script and the same list: the
+//! hooks are measured against a floor laid out the same way, so the layout is not what their
+//! ratio to it shows.
+//!
 //! Only where the linker is known to read such a list: `rust-lld`, Rust's default linker for
 //! `x86_64-unknown-linux-gnu`, unless a linker of one's own is configured. `HOOKPACK_LINK_ORDER=off`
 //! turns it off.
@@ -17,7 +21,7 @@ use std::env;
 use std::path::Path;
 
 fn main() {
-    println!("cargo::rerun-if-changed=link-order.txt");
+    println!("cargo::rerun-if-changed=../hook-bins/link-order.txt");
     println!("cargo::rerun-if-env-changed=HOOKPACK_LINK_ORDER");
     let wanted = !env::var("HOOKPACK_LINK_ORDER").is_ok_and(|value| value == "off");
     let target = env::var("TARGET").unwrap_or_default();
@@ -30,7 +34,8 @@ fn main() {
         return;
     }
     let Some(dir) = env::var_os("CARGO_MANIFEST_DIR") else { return };
-    let list = Path::new(&dir).join("link-order.txt");
+    // `crates/hook-bins/link-order.txt`, from either package.
+    let list = Path::new(&dir).join("../hook-bins/link-order.txt");
     if !list.is_file() {
         return;
     }

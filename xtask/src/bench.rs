@@ -62,7 +62,8 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
 
     if options.guard_only {
         let linking = linkings.last().context("no build")?;
-        crate::link_order::report(&linking.bin_dir.join(EventKind::PreToolUse.binary_name()));
+        let hook = linking.bin_dir.join(EventKind::PreToolUse.binary_name());
+        crate::link_order::report(&hook, &linking.bin_dir.join("hook-floor"));
         let hookpack = build_dynamic(&["hookpack"])?.bin_dir.join("hookpack");
         let failures =
             crate::bench_guard::run(&linking.bin_dir, &hookpack, linking.name, options.runs)?;
@@ -92,7 +93,8 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
             rows.push((case, hook_time, floor_time));
         }
         println!("\n{} linking", linking.name);
-        crate::link_order::report(&linking.bin_dir.join(EventKind::PreToolUse.binary_name()));
+        let hook = linking.bin_dir.join(EventKind::PreToolUse.binary_name());
+        crate::link_order::report(&hook, &floor);
         println!("{:<52} {:>10} {:>10} {:>7}", "binary (example)", "hook", "floor", "ratio");
         for (case, hook, floor) in &rows {
             let ratio = hook.as_secs_f64() / floor.as_secs_f64();

@@ -1,11 +1,13 @@
 //! `cargo xtask link-order`: the list of the functions the hooks run, which their link lays
 //! side by side (`crates/hook-bins/build.rs`), made from the binaries that ship.
 //!
-//! The static hook binaries are built as `dist` and `bench` build them, then run under
-//! callgrind (valgrind) on every event's examples against the builtin packs, and as a `Bash`
-//! `PreToolUse` under every guard pack on the guard benchmark's commands. Every function that
-//! ran is listed by its symbol: those that ran in the most calls first, so that what every hook
-//! runs shares the fewest pages.
+//! The static hook binaries and the floor are built as `dist` and `bench` build them, then run
+//! under callgrind (valgrind) on every event's examples against the builtin packs, and as a
+//! `Bash` `PreToolUse` under every guard pack on the guard benchmark's commands; the floor on
+//! the same payloads. Every function that ran is listed by its symbol: those that ran in the
+//! most calls first, so that what every hook runs shares the fewest pages. The floor is laid
+//! out from the same list (it defines few of its names), so that the benchmarks compare
+//! binaries built alike.
 //!
 //! A symbol carries a hash of the build's configuration (the toolchain, the dependencies'
 //! versions, the profile), not of the code: editing a function keeps its name, while a new
@@ -38,7 +40,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         let found = Command::new(tool).arg("--version").stdout(Stdio::null()).status();
         ensure!(found.is_ok_and(|s| s.success()), "`{tool}` is needed to make the list");
     }
-    let linking = build_static(&["hook-bins"])?
+    let linking = build_static(&["hook-bins", "hook-floor"])?
         .context("the list is made from the static binaries, which this host does not build")?;
     let hookpack = build_dynamic(&["hookpack"])?.bin_dir.join("hookpack");
     let scratch = root().join("target/link-order");
@@ -69,6 +71,14 @@ pub(crate) fn run() -> anyhow::Result<()> {
             guard.clone(),
         ));
     }
+
+    // The floor on every payload too.
+    let floor = linking.bin_dir.join("hook-floor");
+    let floor_calls: Vec<_> = calls
+        .iter()
+        .map(|(_, payload, project)| (floor.clone(), payload.clone(), project.clone()))
+        .collect();
+    calls.extend(floor_calls);
 
     // Per symbol: in how many calls it ran.
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -126,15 +136,16 @@ pub(crate) fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Says how much of the list `binary` holds, and what to do when it holds little of it.
-pub(crate) fn report(binary: &Path) {
+/// Says how much of the list the hook `binary` and the `floor` hold, and what to do when the
+/// hook holds little of it.
+pub(crate) fn report(binary: &Path, floor: &Path) {
     let name = binary.file_name().unwrap_or_default().to_string_lossy();
+    let floor_found = placed(floor).map_or_else(|| "?".to_owned(), |(found, _)| found.to_string());
     match placed(binary) {
-        Some((found, listed)) if found * 2 >= listed => {
-            println!(
-                "link order: {name} defines {found} of the {listed} functions listed in {LIST}"
-            );
-        }
+        Some((found, listed)) if found * 2 >= listed => println!(
+            "link order: {name} defines {found} of the {listed} functions listed in {LIST}, \
+             the floor {floor_found}"
+        ),
         Some((found, listed)) => println!(
             "link order: {name} defines only {found} of the {listed} functions listed in {LIST}: \
              the list was made for another toolchain or other dependencies; run `cargo xtask \
