@@ -197,7 +197,7 @@ fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
 }
 
 /// `example` with its transcript path replaced by `transcript`, written to `path`.
-fn write_payload(example: &Path, path: &Path, transcript: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_payload(example: &Path, path: &Path, transcript: &Path) -> anyhow::Result<()> {
     let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example)?)?;
     payload["transcript_path"] = serde_json::Value::from(transcript.to_string_lossy());
     std::fs::write(path, payload.to_string())?;

@@ -14,7 +14,7 @@
 //! toolchain or a dependency update renames them all, and the list then places nothing until it
 //! is made again. `cargo xtask bench` says how much of it the binaries it measures define.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -53,11 +53,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // The worktree hooks run git: what they run is git's.
     for &kind in EventKind::ALL.iter().filter(|k| !k.acts_without_rules()) {
         for (n, example) in examples(kind)?.into_iter().enumerate() {
-            let mut payload: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&example)?)?;
-            payload["transcript_path"] = serde_json::Value::from(missing.to_string_lossy());
             let path = scratch.join(format!("{}-{n}.json", kind.kebab()));
-            std::fs::write(&path, payload.to_string())?;
+            crate::bench_builtin::write_payload(&example, &path, &missing)?;
             calls.push((linking.bin_dir.join(kind.binary_name()), path, builtin.clone()));
         }
     }
@@ -111,9 +108,10 @@ pub(crate) fn run() -> anyhow::Result<()> {
             binary.display(),
             payload.display()
         );
-        let mut ran = functions_run(&std::fs::read_to_string(&profile)?);
-        let mut once = HashSet::new();
-        ran.retain(|name| symbols.contains(name) && once.insert(name.clone()));
+        let ran: BTreeSet<String> = functions_run(&std::fs::read_to_string(&profile)?)
+            .into_iter()
+            .filter(|name| symbols.contains(name))
+            .collect();
         for name in ran {
             *seen.entry(name).or_default() += 1;
         }

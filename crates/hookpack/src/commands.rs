@@ -11,8 +11,7 @@ use hook_engine::layout::{self, EnvVars};
 use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::{
-    Fate, InProject, Layout, Loaded, compile as compile_rules, fail_closed_list, load,
-    run_project_tests,
+    InProject, Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_project_tests,
 };
 
 /// The project and user folders for this run.
@@ -90,14 +89,7 @@ fn run_all_tests(loaded: &Loaded) -> anyhow::Result<Tally> {
             }
             Some(InProject::NotInForce { rule, fate }) => {
                 tally.not_in_force += 1;
-                let why = match fate {
-                    Fate::Replaced { by, scope } => {
-                        format!("replaced by the {} rule at {by}", scope.as_str())
-                    }
-                    Fate::Disabled { by } => format!("turned off by `disable = [\"{by}\"]`"),
-                    Fate::InForce => "in force".to_owned(),
-                };
-                println!("test {name} ... ok alone, not in force here: `{rule}` is {why}");
+                println!("test {name} ... ok alone, not in force here: `{rule}` is {fate}");
             }
             Some(InProject::Differs(failures)) => {
                 tally.differ += 1;

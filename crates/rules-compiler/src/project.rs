@@ -271,33 +271,28 @@ impl Loaded {
         self.active.iter().map(|&(p, r)| &self.packs[p].1.rules[r]).collect()
     }
 
-    /// What became of rule `rule` of pack `pack` (indices into [`Loaded::packs`]) in the rules
-    /// in effect.
-    pub fn fate(&self, pack: usize, rule: usize) -> Fate {
+    /// Why rule `rule` of pack `pack` (indices into [`Loaded::packs`]) is not in the rules in
+    /// effect; `None` when it is (or there is no such rule).
+    pub fn fate(&self, pack: usize, rule: usize) -> Option<Fate> {
         if self.active.contains(&(pack, rule)) {
-            return Fate::InForce;
+            return None;
         }
-        let Some(id) = self.packs.get(pack).and_then(|(_, p)| p.rules.get(rule)).map(Rule::full_id)
-        else {
-            return Fate::InForce;
-        };
+        let id = self.packs.get(pack)?.1.rules.get(rule)?.full_id();
         let full_id = |&&(p, r): &&(usize, usize)| self.packs[p].1.rules[r].full_id();
         if let Some(&(p, r)) = self.active.iter().find(|at| full_id(at) == id) {
             let (scope, winner) = &self.packs[p];
             let (line, _) = winner.source.line_col(winner.rules[r].span.start);
             let by = format!("{}:{line}", winner.source.path().display());
-            return Fate::Replaced { by, scope: *scope };
+            return Some(Fate::Replaced { by, scope: *scope });
         }
         let by = self.config.disable.iter().find(|pattern| disables(pattern, &id));
-        Fate::Disabled { by: by.cloned().unwrap_or_else(|| id.clone()) }
+        Some(Fate::Disabled { by: by.cloned().unwrap_or(id) })
     }
 }
 
-/// What became of a rule a pack defines, in the rules in effect ([`Loaded::fate`]).
+/// Why a rule a pack defines is not in the rules in effect ([`Loaded::fate`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fate {
-    /// It is in force.
-    InForce,
     /// A rule of the same full id in a scope that takes precedence replaces it.
     Replaced {
         /// Where the rule in force is: `file:line`.
@@ -310,6 +305,17 @@ pub enum Fate {
         /// The `disable` entry that does.
         by: String,
     },
+}
+
+impl std::fmt::Display for Fate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fate::Replaced { by, scope } => {
+                write!(f, "replaced by the {} rule at {by}", scope.as_str())
+            }
+            Fate::Disabled { by } => write!(f, "turned off by `disable = [\"{by}\"]`"),
+        }
+    }
 }
 
 /// Whether the `disable` entry `pattern` (`pack/rule` or `pack/*`) turns off rule `id`.

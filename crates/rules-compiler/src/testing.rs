@@ -131,10 +131,7 @@ fn not_in_force(
         if !fired.contains(&id) && !named.clone().any(|n| *n == id) {
             return None;
         }
-        match loaded.fate(p, r) {
-            Fate::InForce => None,
-            fate => Some((id, fate)),
-        }
+        loaded.fate(p, r).map(|fate| (id, fate))
     })
 }
 
