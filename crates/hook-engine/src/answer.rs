@@ -6,7 +6,8 @@ use hook_model::{
     EventKind, HookOutput, ModelSwitchDecision, PermissionDecision, PermissionRequestDecision,
 };
 
-use crate::eval::{Decision, Evaluation, Fired};
+use crate::eval::{Evaluation, Fired};
+use crate::rule::Decision;
 
 /// What a hook says for one event.
 #[derive(Clone, Debug, PartialEq)]
@@ -242,8 +243,9 @@ fn context(fired: &[Fired], budget: Option<usize>) -> (Option<String>, Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rule::Layer;
 
-    fn fired(index: u32, id: &str, layer: u8, text: &str, pinned: bool) -> Fired {
+    fn fired(index: u32, id: &str, layer: Layer, text: &str, pinned: bool) -> Fired {
         Fired {
             index,
             id: id.to_owned(),
@@ -258,7 +260,7 @@ mod tests {
             session_title: None,
             watch_paths: Vec::new(),
             rewrite: Vec::new(),
-            once: 0,
+            once: None,
             recall: None,
             command: None,
         }
@@ -272,11 +274,11 @@ mod tests {
     fn the_budget_drops_whole_sections_from_the_last_layer_backwards_pinned_ones_never() {
         let long = |c: &str| c.repeat(400);
         let e = evaluation(vec![
-            fired(0, "p/constitution", 0, &long("c"), true),
-            fired(1, "p/global", 1, &long("g"), false),
-            fired(2, "p/agent", 2, &long("a"), false),
-            fired(3, "p/keyword", 6, &long("k"), false),
-            fired(4, "p/command", 7, &long("s"), true),
+            fired(0, "p/constitution", Layer::Constitution, &long("c"), true),
+            fired(1, "p/global", Layer::Global, &long("g"), false),
+            fired(2, "p/agent", Layer::Agent, &long("a"), false),
+            fired(3, "p/keyword", Layer::Keyword, &long("k"), false),
+            fired(4, "p/command", Layer::Command, &long("s"), true),
         ]);
         let unlimited = respond(EventKind::UserPromptSubmit, &e, None);
         assert!(unlimited.dropped.is_empty());
@@ -308,8 +310,8 @@ mod tests {
     #[test]
     fn within_budget_nothing_is_dropped_and_identical_texts_appear_once() {
         let e = evaluation(vec![
-            fired(0, "a/one", 1, "same", false),
-            fired(1, "b/two", 1, "same", false),
+            fired(0, "a/one", Layer::Global, "same", false),
+            fired(1, "b/two", Layer::Global, "same", false),
         ]);
         let r = respond(EventKind::UserPromptSubmit, &e, Some(3200));
         assert!(r.dropped.is_empty());

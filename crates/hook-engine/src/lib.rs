@@ -10,6 +10,7 @@ pub mod command;
 mod eval;
 pub mod layout;
 pub mod memory;
+pub mod rule;
 mod session;
 pub mod shell;
 pub mod template;
@@ -17,6 +18,7 @@ pub mod text;
 
 pub use answer::{Response, respond};
 pub use eval::{
-    Bracket, Decision, Engine, Evaluation, Facts, Fired, Mode, NearMiss, Scan, SessionState,
-    Settings, star_commands, tool_path,
+    Bracket, Engine, Evaluation, Facts, Fired, Mode, NearMiss, Scan, SessionState, Settings,
+    star_commands, tool_path,
 };
+pub use rule::{Decision, EventSet, Layer, Once, RecallFrom, RecallSpec};

@@ -477,16 +477,7 @@ fn singular(mut term: String) -> String {
     term
 }
 
-/// Where a `recall` looks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RecallFrom {
-    /// The terms of the tool call's file path.
-    Path,
-    /// The terms of the event's text (the prompt on `UserPromptSubmit`).
-    Prompt,
-    /// The handoff `PreCompact` wrote.
-    Handoff,
-}
+pub use crate::rule::RecallFrom;
 
 /// What a rule that fired asks to recall.
 #[derive(Clone, Debug, PartialEq, Eq)]

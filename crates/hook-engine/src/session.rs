@@ -8,7 +8,7 @@ use std::fmt;
 use hook_model::EventKind;
 use serde_json::Value;
 
-use crate::artifact::format::once;
+use crate::rule::{EventSet, Once};
 
 /// A context bracket: how much of the context window remains (reference §2.4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,10 +37,6 @@ impl Bracket {
             Bracket::Depleted => "depleted",
             Bracket::Critical => "critical",
         }
-    }
-
-    pub(crate) fn bit(self) -> u32 {
-        1 << (self as u32)
     }
 }
 
@@ -97,12 +93,11 @@ impl SessionState {
         self.prompts_since_compaction = 0;
     }
 
-    /// Whether a rule with `once` ([`once::SESSION`] or [`once::COMPACTION`]) was already given
-    /// in its scope.
-    pub fn already_injected(&self, id: &str, once: u8) -> bool {
+    /// Whether a rule given `once` was already given in its scope.
+    pub fn already_injected(&self, id: &str, once: Once) -> bool {
         match (once, self.injected.get(id)) {
-            (once::SESSION, Some(_)) => true,
-            (once::COMPACTION, Some(&at)) => at == self.compactions,
+            (Once::Session, Some(_)) => true,
+            (Once::Compaction, Some(&at)) => at == self.compactions,
             _ => false,
         }
     }
@@ -161,8 +156,8 @@ pub struct Settings {
     pub counts_prompts: bool,
     /// Whether compactions are counted (for `once = "compaction"` and the estimate).
     pub counts_compactions: bool,
-    /// The events whose hooks open the session state: bit `i` = `EventKind::ALL[i]`.
-    pub state_events: u64,
+    /// The events whose hooks open the session state.
+    pub state_events: EventSet,
     /// Whether `PreCompact` writes a handoff (some rule recalls it).
     pub writes_handoff: bool,
 }
@@ -201,9 +196,6 @@ impl Settings {
 
     /// Whether the hooks of `kind` open the session state.
     pub fn opens_state(&self, kind: EventKind) -> bool {
-        EventKind::ALL
-            .iter()
-            .position(|&k| k == kind)
-            .is_some_and(|i| self.state_events >> i & 1 != 0)
+        self.state_events.contains(kind)
     }
 }

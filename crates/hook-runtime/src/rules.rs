@@ -4,12 +4,13 @@ use std::fs;
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use hook_engine::artifact::format::once;
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
 use hook_engine::artifact::{self, Artifact, ArtifactBytes, ArtifactError};
 use hook_engine::bounded::read_regular;
-use hook_engine::memory::{self, RecallFrom};
-use hook_engine::{Bracket, Engine, Evaluation, Facts, Mode, Response, SessionState, respond};
+use hook_engine::memory;
+use hook_engine::{
+    Bracket, Engine, Evaluation, Facts, Mode, Once, RecallFrom, Response, SessionState, respond,
+};
 use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
@@ -284,7 +285,7 @@ fn evaluate(
         let mut after = evaluation.state.clone();
         let dropped: std::collections::BTreeSet<&String> = response.dropped.iter().collect();
         for fired in &evaluation.fired {
-            if fired.once != 0 && fired.context.is_some() && !dropped.contains(&fired.id) {
+            if fired.once.is_some() && fired.context.is_some() && !dropped.contains(&fired.id) {
                 after.injected.insert(fired.id.clone(), after.compactions);
             }
         }
@@ -379,7 +380,7 @@ fn memories(
     let gave_handoff = compacted && handoff_text.is_some();
 
     let state = &evaluation.state;
-    let fresh = |m: &memory::Memory| !state.already_injected(&memory_key(m.id), once::COMPACTION);
+    let fresh = |m: &memory::Memory| !state.already_injected(&memory_key(m.id), Once::Compaction);
     let mut recalled = Vec::new();
     for fired in &mut evaluation.fired {
         let Some(recall) = &fired.recall else { continue };

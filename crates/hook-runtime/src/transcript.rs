@@ -374,7 +374,7 @@ mod tests {
             needs_bracket: true,
             counts_prompts: true,
             counts_compactions: true,
-            state_events: 0,
+            state_events: hook_engine::EventSet::default(),
             writes_handoff: false,
         };
         let nothing: io::Result<(Usage, u64)> = Ok((Usage::Unknown, 0));

@@ -3,16 +3,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use hook_engine::artifact::format::{
-    Section, command, decision, event, flag, once, recall, rule, settings,
-};
+use hook_engine::EventSet;
+use hook_engine::artifact::format::{Section, command, event, rule, settings};
+use hook_engine::artifact::{Brackets, CaptureRecord, RuleRecord, Unset};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
 use crate::error::Error;
-use crate::model::{
-    Bracket, Decision, Layer, Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
-};
+use crate::model::{Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher};
 
 /// Settings from the config that the hooks need.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,64 +195,44 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
     for (index, r) in rules.iter().enumerate() {
         let automata_before = globs.blob_len() + regexes.blob_len();
         let index = u32::try_from(index).unwrap_or(u32::MAX);
-        let mut rec = [0u32; rule::LEN];
-        let put_str = |rec: &mut [u32; rule::LEN], at: usize, text: &str, w: &mut Writer| {
-            let s = w.str(text);
-            rec[at] = s.offset;
-            rec[at + 1] = s.len;
-        };
-        let put_list =
-            |rec: &mut [u32; rule::LEN], at: usize, list: hook_engine::artifact::ListRef| {
-                rec[at] = list.offset;
-                rec[at + 1] = list.len;
-            };
-        put_str(&mut rec, rule::ID_S, &r.full_id(), &mut w);
-        let mask = r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
-        [rec[rule::EVENTS], rec[rule::EVENTS + 1]] = halves(mask);
         let t = &r.then;
-        let mut flags = 0;
-        for (on, bit) in [
-            (t.pinned, flag::PINNED),
-            (t.fail_closed, flag::FAIL_CLOSED),
-            (t.repeat, flag::REPEAT),
-            (t.capture.is_some(), flag::CAPTURE),
-            (t.recall.is_some(), flag::RECALL),
-            (t.capture.as_ref().is_some_and(|c| c.markers), flag::CAPTURE_MARKERS),
-            (t.set != StateSet::default() || t.unset != StateUnset::default(), flag::CHANGES_STATE),
-            (t.context.is_some(), flag::CONTEXT),
-            (uses_state(r), flag::USES_STATE),
-        ] {
-            if on {
-                flags |= bit;
-            }
-        }
-        rec[rule::FLAGS] = flags;
-        rec[rule::PRIORITY] = t.priority.cast_unsigned();
-        rec[rule::KINDS] = u32::from(layer_code(t.layer))
-            | (u32::from(decision_code(t.decision)) << 8)
-            | (u32::from(once_code(t.once)) << 16);
-        put_str(&mut rec, rule::FIELD_S, r.when.field.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::CONTEXT_S, t.context.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::REASON_S, t.reason.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::MESSAGE_S, t.message.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::STOP_S, t.stop.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::SESSION_TITLE_S, t.session_title.as_deref().unwrap_or(""), &mut w);
-        put_list(&mut rec, rule::WATCH_PATHS_L, w.str_list(&t.watch_paths));
+        let c = &r.when;
+        let mut rec = RuleRecord {
+            id: w.str(&r.full_id()),
+            events: EventSet::of(r.on.iter().copied()),
+            pinned: t.pinned,
+            fail_closed: t.fail_closed,
+            repeat: t.repeat,
+            has_context: t.context.is_some(),
+            changes_state: t.set != StateSet::default() || t.unset != StateUnset::default(),
+            uses_state: uses_state(r),
+            priority: t.priority,
+            layer: t.layer,
+            decision: t.decision,
+            once: t.once,
+            field: w.str(c.field.as_deref().unwrap_or("")),
+            context: w.str(t.context.as_deref().unwrap_or("")),
+            reason: w.str(t.reason.as_deref().unwrap_or("")),
+            message: w.str(t.message.as_deref().unwrap_or("")),
+            stop: w.str(t.stop.as_deref().unwrap_or("")),
+            session_title: w.str(t.session_title.as_deref().unwrap_or("")),
+            watch_paths: w.str_list(&t.watch_paths),
+            every: c.every,
+            brackets: Brackets::of(c.bracket.iter().copied()),
+            recall: t.recall,
+            ..RuleRecord::default()
+        };
         let rewrite: Vec<String> = t
             .rewrite
             .iter()
             .flat_map(|(field, template)| [field.clone(), template.clone()])
             .collect();
-        put_list(&mut rec, rule::REWRITE_L, w.str_list(&rewrite));
+        rec.rewrite = w.str_list(&rewrite);
 
-        let c = &r.when;
         match &c.tool {
-            Some(ToolMatcher::Names(names)) => {
-                put_list(&mut rec, rule::TOOL_NAMES_L, w.str_list(names));
-            }
+            Some(ToolMatcher::Names(names)) => rec.tool_names = w.str_list(names),
             Some(ToolMatcher::Regex(pattern)) => {
-                rec[rule::TOOL_REGEX] =
-                    1 + regex_index(&mut regexes, &mut regex_ids, &mut w, pattern)?;
+                rec.tool_regex = Some(regex_index(&mut regexes, &mut regex_ids, &mut w, pattern)?);
             }
             None => {}
         }
@@ -274,8 +252,8 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
         };
         let paths = glob_list(&c.paths, &mut w)?;
         let excluded = glob_list(&c.paths_excluded, &mut w)?;
-        put_list(&mut rec, rule::PATHS_L, w.list(&paths));
-        put_list(&mut rec, rule::PATHS_EXCLUDED_L, w.list(&excluded));
+        rec.paths = w.list(&paths);
+        rec.paths_excluded = w.list(&excluded);
         let ids = |list: &[String]| -> Vec<u32> {
             let set: BTreeSet<u32> = list.iter().map(term_id).collect();
             set.into_iter().collect()
@@ -284,16 +262,16 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
         for &k in &keywords {
             postings[k as usize].push(index);
         }
-        put_list(&mut rec, rule::KEYWORDS_L, w.list(&keywords));
-        put_list(&mut rec, rule::KEYWORDS_ALL_L, w.list(&ids(&c.keywords_all)));
-        put_list(&mut rec, rule::EXCLUDE_L, w.list(&ids(&c.exclude)));
+        rec.keywords = w.list(&keywords);
+        rec.keywords_all = w.list(&ids(&c.keywords_all));
+        rec.exclude = w.list(&ids(&c.exclude));
         let regex_list: Vec<u32> = c
             .regex
             .iter()
             .map(|p| regex_index(&mut regexes, &mut regex_ids, &mut w, p))
             .collect::<Result<_, _>>()?;
-        put_list(&mut rec, rule::REGEX_L, w.list(&regex_list));
-        put_list(&mut rec, rule::STAR_L, w.str_list(&c.star));
+        rec.regex = w.list(&regex_list);
+        rec.star = w.str_list(&c.star);
         let mut command_words = Vec::new();
         for pattern in &c.command {
             // What finds a pattern's commands first (`command::NEXT`).
@@ -318,53 +296,39 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
                 }
             }
         }
-        put_list(&mut rec, rule::COMMAND_L, w.list(&command_words));
+        rec.command = w.list(&command_words);
         let mut field_words = Vec::new();
         for condition in &c.fields {
             let path = w.str(&condition.path);
             let values = w.str(&serde_json::Value::Array(condition.values.clone()).to_string());
             field_words.extend_from_slice(&[path.offset, path.len, values.offset, values.len]);
         }
-        put_list(&mut rec, rule::FIELDS_L, w.list(&field_words));
-        put_list(&mut rec, rule::AGENT_L, w.str_list(&c.agent));
-        put_list(&mut rec, rule::WORKFLOW_L, w.str_list(&c.workflow));
-        put_list(&mut rec, rule::TASK_L, w.str_list(&c.task));
-        put_list(&mut rec, rule::FLAGS_L, w.str_list(&c.flags));
-        put_list(&mut rec, rule::NOT_FLAGS_L, w.str_list(&c.not_flags));
-        put_list(&mut rec, rule::PERMISSION_MODE_L, w.str_list(&c.permission_mode));
-        rec[rule::EVERY] = c.every.unwrap_or(0);
-        rec[rule::BRACKETS] = c.bracket.iter().fold(0, |m, b| m | bracket_bit(*b));
-        put_str(&mut rec, rule::SET_AGENT_S, t.set.agent.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::SET_WORKFLOW_S, t.set.workflow.as_deref().unwrap_or(""), &mut w);
-        put_str(&mut rec, rule::SET_TASK_S, t.set.task.as_deref().unwrap_or(""), &mut w);
-        put_list(&mut rec, rule::SET_FLAGS_L, w.str_list(&t.set.flags));
-        rec[rule::UNSET] = u32::from(t.unset.agent)
-            | (u32::from(t.unset.workflow) << 1)
-            | (u32::from(t.unset.task) << 2);
-        put_list(&mut rec, rule::UNSET_FLAGS_L, w.str_list(&t.unset.flags));
+        rec.fields = w.list(&field_words);
+        rec.agent = w.str_list(&c.agent);
+        rec.workflow = w.str_list(&c.workflow);
+        rec.task = w.str_list(&c.task);
+        rec.flags = w.str_list(&c.flags);
+        rec.not_flags = w.str_list(&c.not_flags);
+        rec.permission_mode = w.str_list(&c.permission_mode);
+        rec.set_agent = w.str(t.set.agent.as_deref().unwrap_or(""));
+        rec.set_workflow = w.str(t.set.workflow.as_deref().unwrap_or(""));
+        rec.set_task = w.str(t.set.task.as_deref().unwrap_or(""));
+        rec.set_flags = w.str_list(&t.set.flags);
+        rec.unset = Unset { agent: t.unset.agent, workflow: t.unset.workflow, task: t.unset.task };
+        rec.unset_flags = w.str_list(&t.unset.flags);
         if let Some(capture) = &t.capture {
-            put_str(
-                &mut rec,
-                rule::CAPTURE_NAMESPACE_S,
-                capture.namespace.as_deref().unwrap_or(""),
-                &mut w,
-            );
             #[allow(
                 clippy::cast_possible_truncation,
                 reason = "a confidence in [0, 1] fits an f32"
             )]
             let confidence = capture.confidence as f32;
-            rec[rule::CAPTURE_CONFIDENCE] = confidence.to_bits();
+            rec.capture = Some(CaptureRecord {
+                namespace: w.str(capture.namespace.as_deref().unwrap_or("")),
+                confidence,
+                markers: capture.markers,
+            });
         }
-        if let Some(r) = &t.recall {
-            rec[rule::RECALL] = r.max.min(recall::MAX)
-                | match r.from {
-                    RecallFrom::Path => 0,
-                    RecallFrom::Prompt => recall::PROMPT,
-                    RecallFrom::Handoff => recall::HANDOFF,
-                };
-        }
-        for word in rec {
+        for word in rec.words() {
             records.extend_from_slice(&word.to_le_bytes());
         }
         let added = globs.blob_len() + regexes.blob_len() - automata_before;
@@ -498,7 +462,7 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
     let state_flags = state_flags(&rules);
     settings_words[settings::FLAGS] = state_flags;
     [settings_words[settings::STATE_EVENTS], settings_words[settings::STATE_EVENTS + 1]] =
-        halves(state_events(&rules, state_flags));
+        halves(state_events(&rules, state_flags).bits());
     for (slot, list) in [
         (settings::NAMESPACES_L, w.str_list(&settings.namespaces)),
         (settings::ALIASES_L, {
@@ -573,43 +537,6 @@ fn halves(value: u64) -> [u32; 2] {
     [u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]])]
 }
 
-/// The bit of `kind` in a rule's events mask.
-pub fn event_bit(kind: EventKind) -> u64 {
-    let index = EventKind::ALL.iter().position(|&k| k == kind).unwrap_or(63);
-    1 << index
-}
-
-fn bracket_bit(bracket: Bracket) -> u32 {
-    match bracket {
-        Bracket::Fresh => 1,
-        Bracket::Moderate => 2,
-        Bracket::Depleted => 4,
-        Bracket::Critical => 8,
-    }
-}
-
-fn layer_code(layer: Layer) -> u8 {
-    layer as u8
-}
-
-fn decision_code(d: Option<Decision>) -> u8 {
-    match d {
-        None => decision::NONE,
-        Some(Decision::Allow) => decision::ALLOW,
-        Some(Decision::Ask) => decision::ASK,
-        Some(Decision::Deny) => decision::DENY,
-        Some(Decision::Block) => decision::BLOCK,
-    }
-}
-
-fn once_code(once: Option<Once>) -> u8 {
-    match once {
-        None => once::NONE,
-        Some(Once::Session) => once::SESSION,
-        Some(Once::Compaction) => once::COMPACTION,
-    }
-}
-
 /// The tools that rules marked `fail = "closed"` cover, for the list hooks read when they cannot
 /// evaluate the rules: one line per rule, `<pack/rule> <Tool>|<Tool>…`, or `*` for every tool
 /// (also for a tool regex, which a hook could not evaluate then). Empty without such rules.
@@ -670,21 +597,21 @@ fn state_flags(rules: &[&Rule]) -> u32 {
 /// The events whose hooks may open the session state: those of every rule that uses it, and
 /// those that keep the books `flags` ask for (prompts on `UserPromptSubmit`, compactions on
 /// `PreCompact` and `SessionStart`).
-fn state_events(rules: &[&Rule], flags: u32) -> u64 {
-    let mut mask = 0;
+fn state_events(rules: &[&Rule], flags: u32) -> EventSet {
+    let mut events = EventSet::default();
     for r in rules.iter().filter(|r| uses_state(r)) {
-        mask |= r.on.iter().fold(0u64, |m, k| m | event_bit(*k));
+        events = events.union(EventSet::of(r.on.iter().copied()));
     }
     if flags & settings::COUNTS_PROMPTS != 0 {
-        mask |= event_bit(EventKind::UserPromptSubmit);
+        events = events.with(EventKind::UserPromptSubmit);
     }
     if flags & settings::COUNTS_COMPACTIONS != 0 {
-        mask |= event_bit(EventKind::PreCompact) | event_bit(EventKind::SessionStart);
+        events = events.with(EventKind::PreCompact).with(EventKind::SessionStart);
     }
     if flags & settings::WRITES_HANDOFF != 0 {
-        mask |= event_bit(EventKind::PreCompact);
+        events = events.with(EventKind::PreCompact);
     }
-    mask
+    events
 }
 
 /// What a shell-tool rule's `command` patterns need the command to run (see `compile`'s

@@ -39,7 +39,7 @@ mod testing;
 
 pub use compile::{
     Compiled, DirStamp, MAX_AUTOMATA_BYTES, Settings, SourceFileStamp, Sources, compile,
-    compiler_fingerprint, event_bit, fail_closed_list,
+    compiler_fingerprint, fail_closed_list,
 };
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use error::{Error, MatcherKind};

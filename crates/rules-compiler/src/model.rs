@@ -6,7 +6,7 @@ use std::sync::Arc;
 use hook_model::EventKind;
 use serde_json::Value;
 
-pub use hook_engine::{Bracket, Decision};
+pub use hook_engine::{Bracket, Decision, Layer, Once, RecallFrom, RecallSpec};
 
 use crate::SourceFile;
 
@@ -133,37 +133,6 @@ pub struct FieldCondition {
     pub values: Vec<Value>,
 }
 
-/// A context layer, SYNAPSE's L0–L7, injected in this order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Layer {
-    /// L0: non-negotiable rules.
-    Constitution,
-    /// L1: always-on rules.
-    #[default]
-    Global,
-    /// L2: the active agent's rules.
-    Agent,
-    /// L3: the active workflow's rules.
-    Workflow,
-    /// L4: the active task's rules.
-    Task,
-    /// L5: team rules.
-    Squad,
-    /// L6: keyword-triggered rules.
-    Keyword,
-    /// L7: star-command rules.
-    Command,
-}
-
-/// How often a context is injected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Once {
-    /// At most once per session.
-    Session,
-    /// At most once per session, and again after each compaction.
-    Compaction,
-}
-
 /// What a rule does.
 #[derive(Clone, Debug, Default)]
 pub struct Actions {
@@ -200,7 +169,7 @@ pub struct Actions {
     /// `repeat`.
     pub repeat: bool,
     /// `recall`.
-    pub recall: Option<Recall>,
+    pub recall: Option<RecallSpec>,
     /// `fail = "closed"`.
     pub fail_closed: bool,
 }
@@ -240,26 +209,6 @@ pub struct Capture {
     pub confidence: f64,
     /// Only marked text is captured.
     pub markers: bool,
-}
-
-/// `recall`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Recall {
-    /// Where to look.
-    pub from: RecallFrom,
-    /// At most this many.
-    pub max: u32,
-}
-
-/// `recall.from`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RecallFrom {
-    /// The terms of the tool call's file path.
-    Path,
-    /// The terms of the prompt (the event's text).
-    Prompt,
-    /// The handoff `PreCompact` wrote.
-    Handoff,
 }
 
 /// A `[[test]]` case.

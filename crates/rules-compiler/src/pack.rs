@@ -12,7 +12,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::model::{
     Actions, Automaton, Bracket, Capture, Conditions, Decision, Expectation, FieldCondition, Given,
-    Layer, Once, Pack, PackTest, Recall, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher,
+    Layer, Once, Pack, PackTest, RecallFrom, RecallSpec, Rule, StateSet, StateUnset, ToolMatcher,
 };
 use crate::{Diagnostics, SourceFile};
 use crate::{files, shape};
@@ -477,7 +477,7 @@ impl Reader<'_> {
         let expect = test.get("expect").and_then(|e| e.get_ref().as_table())?;
         let mut expectation = Expectation::default();
         if let Some((decision, _)) = string(expect, "decision") {
-            expectation.decision = Some(parse_decision(decision));
+            expectation.decision = Some(Decision::from_name(decision));
         }
         if let Some(rules) = expect.get("rules") {
             let mut ids = Vec::new();
@@ -697,7 +697,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             }
         }
         then.layer = match string(self.rule, "layer") {
-            Some((layer, _)) => parse_layer(layer),
+            Some((layer, _)) => Layer::from_name(layer).unwrap_or_default(),
             None if !when.star.is_empty() => Layer::Command,
             None if !when.keywords.is_empty() || !when.keywords_all.is_empty() => Layer::Keyword,
             None => Layer::Global,
@@ -713,7 +713,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             .map(|(o, _)| if o == "session" { Once::Session } else { Once::Compaction });
 
         if let Some((decision, span)) = string(self.rule, "decision")
-            && let Some(decision) = parse_decision(decision)
+            && let Some(decision) = Decision::from_name(decision)
         {
             let refused: Vec<&str> = self
                 .on
@@ -726,7 +726,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     span,
                     format!(
                         "`decision = \"{}\"` does not apply to {} (rule `{}`): {}",
-                        decision_name(decision),
+                        Decision::as_str(decision),
                         refused.join(", "),
                         self.id,
                         DECISIONS_HELP
@@ -743,7 +743,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     span,
                     format!(
                         "`decision = \"{}\"` needs a `reason` the model can act on (rule `{}`)",
-                        decision_name(d),
+                        Decision::as_str(d),
                         self.id
                     ),
                 );
@@ -901,7 +901,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                 }
                 _ => RecallFrom::Path,
             };
-            then.recall = Some(Recall {
+            then.recall = Some(RecallSpec {
                 from,
                 max: recall
                     .get("max")
@@ -953,38 +953,6 @@ fn decision_applies(decision: Decision, kind: EventKind) -> bool {
         Decision::Deny => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
         Decision::Ask => kind == EventKind::PreToolUse,
         Decision::Block => kind.accepts_block_decision(),
-    }
-}
-
-fn decision_name(decision: Decision) -> &'static str {
-    match decision {
-        Decision::Allow => "allow",
-        Decision::Ask => "ask",
-        Decision::Deny => "deny",
-        Decision::Block => "block",
-    }
-}
-
-fn parse_decision(text: &str) -> Option<Decision> {
-    match text {
-        "allow" => Some(Decision::Allow),
-        "ask" => Some(Decision::Ask),
-        "deny" => Some(Decision::Deny),
-        "block" => Some(Decision::Block),
-        _ => None,
-    }
-}
-
-fn parse_layer(text: &str) -> Layer {
-    match text {
-        "constitution" => Layer::Constitution,
-        "agent" => Layer::Agent,
-        "workflow" => Layer::Workflow,
-        "task" => Layer::Task,
-        "squad" => Layer::Squad,
-        "keyword" => Layer::Keyword,
-        "command" => Layer::Command,
-        _ => Layer::Global,
     }
 }
 

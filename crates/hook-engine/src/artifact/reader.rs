@@ -3,6 +3,7 @@
 use std::fmt;
 use std::ops::Range;
 
+use super::RuleView;
 use super::format::{
     self, ALIGN, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, Section, header,
 };
@@ -214,12 +215,12 @@ impl<'a> Artifact<'a> {
     /// # Errors
     ///
     /// When there is no such rule.
-    pub fn rule(&self, index: usize) -> Result<Words<'a>, ArtifactError> {
+    pub fn rule(&self, index: usize) -> Result<RuleView<'a>, ArtifactError> {
         let start = index * format::rule::LEN * 4;
         let rules = self.section(Section::Rules);
         rules
             .get(start..start + format::rule::LEN * 4)
-            .map(Words)
+            .map(|bytes| RuleView::new(Words(bytes)))
             .ok_or(ArtifactError::Malformed("rule index"))
     }
 
@@ -243,6 +244,11 @@ impl<'a> Artifact<'a> {
 pub struct Words<'a>(&'a [u8]);
 
 impl<'a> Words<'a> {
+    /// The words `bytes` hold (a trailing partial word is not one).
+    pub fn new(bytes: &'a [u8]) -> Words<'a> {
+        Words(bytes)
+    }
+
     /// Word `index`, or 0 past the end (records never end early in a checked artifact).
     pub fn get(&self, index: usize) -> u32 {
         word(self.0, index).unwrap_or(0)

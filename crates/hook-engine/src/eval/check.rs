@@ -8,9 +8,9 @@ use super::commands::CommandMatch;
 use super::{
     Engine, Facts, Scan, field_key, memory_scan, quoted, quoted_as, star_commands, tool_path,
 };
-use crate::artifact::format::{decision, flag, once, rule};
-use crate::artifact::{ArtifactError, Effort, KeywordMatches, StrRef, Words};
+use crate::artifact::{ArtifactError, Effort, KeywordMatches, RuleView, StrRef};
 use crate::memory;
+use crate::rule::{Decision, Once};
 use crate::session::SessionState;
 use crate::text::lookup;
 
@@ -22,7 +22,7 @@ impl<'a> Engine<'a> {
     pub(super) fn check<'p>(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'p>,
         state: Option<&SessionState>,
         scan: &Scan<'p>,
@@ -34,20 +34,21 @@ impl<'a> Engine<'a> {
         let payload = facts.payload;
         let tool = payload.get("tool_name").and_then(Value::as_str).unwrap_or("");
 
-        let names = self.strings(effort, r, rule::TOOL_NAMES_L)?;
+        let names = self.strings(effort, r.tool_names())?;
         let input = payload.get("tool_input");
         if !names.is_empty()
             && !names.iter().any(|name| hook_model::matcher_covers(name, tool, input))
         {
             return miss("tool", &|| format!("tool is `{tool}`, not one of {}", quoted(&names)));
         }
-        let tool_regex = r.get(rule::TOOL_REGEX);
-        if tool_regex != 0 && !self.regex(effort, tool_regex - 1, tool)? {
+        if let Some(tool_regex) = r.tool_regex()
+            && !self.regex(effort, tool_regex, tool)?
+        {
             return miss("tool", &|| format!("tool `{tool}` does not match the tool regex"));
         }
 
-        let includes = self.matcher_list(effort, r.list_ref(rule::PATHS_L))?;
-        let excludes = self.matcher_list(effort, r.list_ref(rule::PATHS_EXCLUDED_L))?;
+        let includes = self.matcher_list(effort, r.paths())?;
+        let excludes = self.matcher_list(effort, r.paths_excluded())?;
         if !includes.is_empty() || !excludes.is_empty() {
             let Some(path) = tool_path(payload, facts.project_root) else {
                 return miss("paths", &|| "the tool call names no file path".to_owned());
@@ -60,7 +61,7 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let fields: Vec<u32> = self.list(effort, r.list_ref(rule::FIELDS_L))?.iter().collect();
+        let fields: Vec<u32> = self.list(effort, r.fields())?.iter().collect();
         for entry in fields.chunks_exact(4) {
             let path = self.str(effort, StrRef { offset: entry[0], len: entry[1] })?;
             let values = self.str(effort, StrRef { offset: entry[2], len: entry[3] })?;
@@ -76,7 +77,7 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let stars = self.strings(effort, r, rule::STAR_L)?;
+        let stars = self.strings(effort, r.star())?;
         if !stars.is_empty() {
             let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
             let found = match scan.shared.stars.get() {
@@ -93,7 +94,7 @@ impl<'a> Engine<'a> {
             }
         }
 
-        let modes = self.strings(effort, r, rule::PERMISSION_MODE_L)?;
+        let modes = self.strings(effort, r.permission_mode())?;
         let mode = payload.get("permission_mode").and_then(Value::as_str).unwrap_or("");
         if !modes.is_empty() && !modes.contains(&mode) {
             return miss("permission_mode", &|| {
@@ -107,33 +108,30 @@ impl<'a> Engine<'a> {
             return Ok(Err(miss));
         }
 
-        let has_terms = [rule::KEYWORDS_L, rule::KEYWORDS_ALL_L, rule::EXCLUDE_L]
-            .iter()
-            .any(|&s| r.list_ref(s).len > 0);
+        let has_terms = [r.keywords(), r.keywords_all(), r.exclude()].iter().any(|l| l.len > 0);
         if has_terms {
-            let field = r.str_ref(rule::FIELD_S);
+            let field = r.field();
             let empty = KeywordMatches::default();
             let found = scan.scans.get(&(field.offset, field.len)).unwrap_or(&empty);
-            let keywords: Vec<u32> =
-                self.list(effort, r.list_ref(rule::KEYWORDS_L))?.iter().collect();
+            let keywords: Vec<u32> = self.list(effort, r.keywords())?.iter().collect();
             if !keywords.is_empty() && !keywords.iter().any(|&k| found.contains(k)) {
                 return miss("keywords", &|| "none of the keywords occurs in the text".to_owned());
             }
-            let all = self.list(effort, r.list_ref(rule::KEYWORDS_ALL_L))?;
+            let all = self.list(effort, r.keywords_all())?;
             if all.iter().any(|k| !found.contains(k)) {
                 return miss("keywords_all", &|| {
                     "not every term of `keywords_all` occurs in the text".to_owned()
                 });
             }
-            let vetoes = self.list(effort, r.list_ref(rule::EXCLUDE_L))?;
+            let vetoes = self.list(effort, r.exclude())?;
             if vetoes.iter().any(|k| found.contains(k)) {
                 return miss("exclude", &|| "an `exclude` term occurs in the text".to_owned());
             }
         }
 
-        let regexes = self.matcher_list(effort, r.list_ref(rule::REGEX_L))?;
+        let regexes = self.matcher_list(effort, r.regex())?;
         if !regexes.is_empty() {
-            let field = r.str_ref(rule::FIELD_S);
+            let field = r.field();
             let mut texts = None;
             let mut matched = false;
             for &index in &regexes {
@@ -172,9 +170,9 @@ impl<'a> Engine<'a> {
             });
         }
 
-        if r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0 {
+        if r.captures_markers() {
             let config = self.memory_config_with(effort)?;
-            let texts = self.texts(effort, facts, r.str_ref(rule::FIELD_S))?;
+            let texts = self.texts(effort, facts, r.field())?;
             for text in &texts {
                 memory_scan(effort, text.len(), &config)?;
             }
@@ -185,12 +183,11 @@ impl<'a> Engine<'a> {
 
         // Claude Code continues the turn on a Stop's block and on its context alike: either
         // given again while a stop hook is active would loop (reference §2.2).
-        let code = r.get(rule::KINDS).to_le_bytes()[1];
-        let continues = code == decision::BLOCK || r.str_ref(rule::CONTEXT_S).len > 0;
+        let continues = r.decision() == Some(Decision::Block) || r.context().len > 0;
         if continues
             && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
             && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
-            && r.get(rule::FLAGS) & flag::REPEAT == 0
+            && !r.repeat()
         {
             return miss("repeat", &|| {
                 "a stop hook is already active and the rule has no `repeat = true`".to_owned()
@@ -203,7 +200,7 @@ impl<'a> Engine<'a> {
     fn check_state(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'_>,
         state: &SessionState,
         explain: bool,
@@ -211,12 +208,12 @@ impl<'a> Engine<'a> {
         let miss = |key: &'static str, detail: &dyn Fn() -> String| {
             Ok(Err((key, if explain { detail() } else { String::new() })))
         };
-        for (key, slot, actual) in [
-            ("agent", rule::AGENT_L, &state.agent),
-            ("workflow", rule::WORKFLOW_L, &state.workflow),
-            ("task", rule::TASK_L, &state.task),
+        for (key, wanted, actual) in [
+            ("agent", r.agent(), &state.agent),
+            ("workflow", r.workflow(), &state.workflow),
+            ("task", r.task(), &state.task),
         ] {
-            let wanted = self.strings(effort, r, slot)?;
+            let wanted = self.strings(effort, wanted)?;
             if !wanted.is_empty() && !actual.as_deref().is_some_and(|a| wanted.contains(&a)) {
                 return miss(key, &|| {
                     format!(
@@ -227,31 +224,30 @@ impl<'a> Engine<'a> {
                 });
             }
         }
-        let flags = self.strings(effort, r, rule::FLAGS_L)?;
+        let flags = self.strings(effort, r.flags())?;
         if let Some(flag) = flags.iter().find(|f| !state.flags.contains(**f)) {
             return miss("flags", &|| format!("flag `{flag}` is not set"));
         }
-        let not_flags = self.strings(effort, r, rule::NOT_FLAGS_L)?;
+        let not_flags = self.strings(effort, r.not_flags())?;
         if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
             return miss("not_flags", &|| format!("flag `{flag}` is set"));
         }
-        let every = u64::from(r.get(rule::EVERY));
-        if every > 0 && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every)) {
+        if let Some(every) = r.every().map(u64::from)
+            && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every))
+        {
             return miss("every", &|| {
                 format!("prompt {} is not a multiple of {every}", state.prompt_count)
             });
         }
-        let brackets = r.get(rule::BRACKETS);
-        if brackets != 0 && brackets & facts.bracket.bit() == 0 {
+        if !r.brackets().admits(facts.bracket) {
             return miss("bracket", &|| format!("the bracket is {}", facts.bracket.as_str()));
         }
 
-        let once = r.get(rule::KINDS).to_le_bytes()[2];
-        if once != 0 {
-            let id = self.str(effort, r.str_ref(rule::ID_S))?;
+        if let Some(once) = r.once() {
+            let id = self.str(effort, r.id())?;
             if state.already_injected(id, once) {
                 return miss("once", &|| {
-                    if once == once::SESSION {
+                    if once == Once::Session {
                         "already given in this session".to_owned()
                     } else {
                         "already given since the last compaction".to_owned()

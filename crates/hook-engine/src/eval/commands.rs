@@ -9,10 +9,11 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::{Decision, Engine, Facts, Fired, Scan};
-use crate::artifact::format::{command, rule};
-use crate::artifact::{ArtifactError, Effort, StrRef, Words};
+use super::{Engine, Facts, Fired, Scan};
+use crate::artifact::format::command;
+use crate::artifact::{ArtifactError, Effort, RuleView, StrRef};
 use crate::command::Pattern;
+use crate::rule::{Decision, Layer};
 use crate::shell;
 
 /// What the texts of one field run, read once per event.
@@ -91,11 +92,11 @@ impl<'a> Engine<'a> {
     fn commands<'p>(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'p>,
         scan: &Scan<'p>,
     ) -> Result<Commands<'p>, ArtifactError> {
-        self.commands_of(effort, r.str_ref(rule::FIELD_S), facts, scan)
+        self.commands_of(effort, r.field(), facts, scan)
     }
 
     /// The commands the texts of `field` run, read once per text and event.
@@ -136,12 +137,12 @@ impl<'a> Engine<'a> {
     fn command_patterns<'p>(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         parsed: &[Text],
         scan: &Scan<'p>,
     ) -> Result<Patterns<'a>, ArtifactError> {
-        let field = field_key_of(r.str_ref(rule::FIELD_S));
-        let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
+        let field = field_key_of(r.field());
+        let list = self.list(effort, r.command())?;
         let entries = list.len() / 3;
         let entry = |i: usize| {
             (list.get(3 * i), StrRef { offset: list.get(3 * i + 1), len: list.get(3 * i + 2) })
@@ -238,11 +239,11 @@ impl<'a> Engine<'a> {
     fn complete_pattern(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         pattern: &mut Pattern<&'a str>,
         range: Range<usize>,
     ) -> Result<(), ArtifactError> {
-        let list = self.list(effort, r.list_ref(rule::COMMAND_L))?;
+        let list = self.list(effort, r.command())?;
         let count = |kind: u32| range.clone().filter(|&i| list.get(3 * i) == kind).count();
         pattern.flags.reserve_exact(count(command::FLAG));
         pattern.args.reserve_exact(count(command::ARG));
@@ -263,15 +264,15 @@ impl<'a> Engine<'a> {
     pub(super) fn matched_command<'p>(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'p>,
         scan: &Scan<'p>,
     ) -> Result<CommandMatch, ArtifactError> {
-        let list = r.list_ref(rule::COMMAND_L);
+        let list = r.command();
         if list.len == 0 {
             return Ok(CommandMatch::NoCondition);
         }
-        let field = field_key_of(r.str_ref(rule::FIELD_S));
+        let field = field_key_of(r.field());
         let key = (field.0, field.1, list.offset, list.len);
         if let Some(known) = scan.shared.matched.borrow().get(&key) {
             return Ok(known.clone());
@@ -285,7 +286,7 @@ impl<'a> Engine<'a> {
     fn match_command<'p>(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'p>,
         scan: &Scan<'p>,
     ) -> Result<CommandMatch, ArtifactError> {
@@ -438,7 +439,7 @@ pub(super) fn unreadable_command() -> Fired {
     Fired {
         index: u32::MAX,
         id: UNREADABLE_COMMAND.to_owned(),
-        layer: 0,
+        layer: Layer::Constitution,
         priority: 0,
         pinned: false,
         context: None,
@@ -453,7 +454,7 @@ pub(super) fn unreadable_command() -> Fired {
         session_title: None,
         watch_paths: Vec::new(),
         rewrite: Vec::new(),
-        once: 0,
+        once: None,
         recall: None,
         command: None,
     }

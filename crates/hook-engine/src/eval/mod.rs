@@ -8,7 +8,7 @@ mod check;
 mod commands;
 mod outcome;
 
-pub use outcome::{Decision, Evaluation, Fired, NearMiss};
+pub use outcome::{Evaluation, Fired, NearMiss};
 
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
@@ -19,11 +19,13 @@ use std::path::Path;
 use hook_model::EventKind;
 use serde_json::{Map, Value};
 
-use crate::artifact::format::{Section, event, flag, recall, rule, settings};
+use crate::artifact::format::{Section, event, settings};
 use crate::artifact::{
-    Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, StrRef, Words,
+    Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, RuleView, StrRef,
+    Words,
 };
-use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall, RecallFrom};
+use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall};
+use crate::rule::{Decision, EventSet, RecallFrom};
 pub use crate::session::{Bracket, SessionState, Settings};
 use crate::text::{default_text, field_text};
 use commands::{CommandMatch, Commands, unreadable_command};
@@ -136,8 +138,10 @@ impl<'a> Engine<'a> {
             counts_prompts: w(settings::FLAGS) & settings::COUNTS_PROMPTS != 0,
             counts_compactions: w(settings::FLAGS) & settings::COUNTS_COMPACTIONS != 0,
             writes_handoff: w(settings::FLAGS) & settings::WRITES_HANDOFF != 0,
-            state_events: u64::from(w(settings::STATE_EVENTS))
-                | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
+            state_events: EventSet::from_bits(
+                u64::from(w(settings::STATE_EVENTS))
+                    | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
+            ),
         }
     }
 
@@ -152,11 +156,11 @@ impl<'a> Engine<'a> {
 
     fn memory_config_with(&self, effort: &Effort) -> Result<MemoryConfig<'a>, ArtifactError> {
         let words = self.artifact.settings();
-        let aliases = self.strings(effort, &words, settings::ALIASES_L)?;
+        let aliases = self.strings(effort, words.list_ref(settings::ALIASES_L))?;
         Ok(MemoryConfig {
-            namespaces: self.strings(effort, &words, settings::NAMESPACES_L)?,
+            namespaces: self.strings(effort, words.list_ref(settings::NAMESPACES_L))?,
             aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
-            private_tags: self.strings(effort, &words, settings::PRIVATE_TAGS_L)?,
+            private_tags: self.strings(effort, words.list_ref(settings::PRIVATE_TAGS_L))?,
         })
     }
 
@@ -173,19 +177,19 @@ impl<'a> Engine<'a> {
             let r = self.rule(effort, index)?;
             let mut tied = false;
             let mut met = true;
-            for (slot, actual) in [
-                (rule::AGENT_L, &state.agent),
-                (rule::WORKFLOW_L, &state.workflow),
-                (rule::TASK_L, &state.task),
+            for (wanted, actual) in [
+                (r.agent(), &state.agent),
+                (r.workflow(), &state.workflow),
+                (r.task(), &state.task),
             ] {
-                let wanted = self.strings(effort, &r, slot)?;
+                let wanted = self.strings(effort, wanted)?;
                 if !wanted.is_empty() {
                     tied = true;
                     met &= actual.as_deref().is_some_and(|a| wanted.contains(&a));
                 }
             }
             if tied && met {
-                active.push(self.kept(effort, r.str_ref(rule::ID_S))?);
+                active.push(self.kept(effort, r.id())?);
             }
         }
         Ok(active)
@@ -249,7 +253,7 @@ impl<'a> Engine<'a> {
             let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
             for &index in candidates {
                 let r = self.rule(effort, index as usize)?;
-                if (r.get(rule::FLAGS) & flag::CHANGES_STATE != 0) != changes_state {
+                if (r.changes_state()) != changes_state {
                     continue;
                 }
                 match self.check(effort, &r, facts, Some(&state), scan, explain)? {
@@ -258,13 +262,13 @@ impl<'a> Engine<'a> {
                             self.apply(effort, &r, &mut evaluation.state)?;
                         }
                         evaluation.fired.push(self.fired(scan, index, &r, facts)?);
-                        if r.get(rule::FLAGS) & flag::CAPTURE != 0 {
+                        if r.captures() {
                             self.capture(effort, &r, facts, &mut evaluation.captures)?;
                         }
                     }
                     Err(miss) => {
                         if explain {
-                            let id = self.kept(effort, r.str_ref(rule::ID_S))?;
+                            let id = self.kept(effort, r.id())?;
                             effort.keep(miss.1.len())?;
                             evaluation.near_misses.push(NearMiss {
                                 id,
@@ -298,18 +302,19 @@ impl<'a> Engine<'a> {
     fn capture(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'_>,
         into: &mut Vec<Captured>,
     ) -> Result<(), ArtifactError> {
-        let id = self.str(effort, r.str_ref(rule::ID_S))?;
+        let id = self.str(effort, r.id())?;
+        let Some(capture) = r.capture() else { return Ok(()) };
         let spec = CaptureSpec {
-            namespace: self.optional_str(effort, r, rule::CAPTURE_NAMESPACE_S)?,
-            confidence: f32::from_bits(r.get(rule::CAPTURE_CONFIDENCE)),
-            markers: r.get(rule::FLAGS) & flag::CAPTURE_MARKERS != 0,
+            namespace: self.optional_str(effort, capture.namespace)?,
+            confidence: capture.confidence,
+            markers: capture.markers,
         };
         let config = self.memory_config_with(effort)?;
-        for text in self.texts(effort, facts, r.str_ref(rule::FIELD_S))? {
+        for text in self.texts(effort, facts, r.field())? {
             // What it captures is at most the text, kept.
             memory_scan(effort, text.len(), &config)?;
             effort.keep(text.len())?;
@@ -332,9 +337,7 @@ impl<'a> Engine<'a> {
         let effort = &scan.effort;
         for &index in &scan.candidates {
             let r = self.rule(effort, index as usize)?;
-            if r.get(rule::FLAGS) & flag::USES_STATE != 0
-                && self.check(effort, &r, facts, None, scan, false)?.is_ok()
-            {
+            if r.uses_state() && self.check(effort, &r, facts, None, scan, false)?.is_ok() {
                 return Ok(true);
             }
         }
@@ -364,7 +367,6 @@ impl<'a> Engine<'a> {
         let scan_effort = effort;
         let effort = &scan_effort;
         let record = self.artifact.event(e)?;
-        let bit = 1u64 << e;
 
         // Scan each text the event's keyword rules read, once.
         let mut scans: BTreeMap<(u32, u32), KeywordMatches> = BTreeMap::new();
@@ -391,7 +393,7 @@ impl<'a> Engine<'a> {
                 let mut set = BTreeSet::new();
                 for i in 0..self.artifact.rule_count() {
                     let r = self.rule(effort, i)?;
-                    if events_mask(&r) & bit != 0 {
+                    if r.events().contains(facts.kind) {
                         set.extend(u32::try_from(i).ok());
                     }
                 }
@@ -405,7 +407,7 @@ impl<'a> Engine<'a> {
                     for &pattern in matches.ids() {
                         for index in self.list(effort, self.keywords.postings(pattern))?.iter() {
                             let r = self.rule(effort, index as usize)?;
-                            if events_mask(&r) & bit != 0 && r.str_ref(rule::FIELD_S) == field {
+                            if r.events().contains(facts.kind) && r.field() == field {
                                 set.insert(index);
                             }
                         }
@@ -423,7 +425,7 @@ impl<'a> Engine<'a> {
             effort: scan_effort,
         };
         if mode == Mode::Answer {
-            let found = self.program_candidates(&scan, facts, &record, bit)?;
+            let found = self.program_candidates(&scan, facts, &record)?;
             scan.candidates.extend(found);
         }
         Ok(scan)
@@ -436,7 +438,6 @@ impl<'a> Engine<'a> {
         scan: &Scan<'p>,
         facts: &Facts<'p>,
         record: &Words<'a>,
-        bit: u64,
     ) -> Result<Vec<u32>, ArtifactError> {
         let effort = &scan.effort;
         let tool = facts.payload.get("tool_name").and_then(Value::as_str);
@@ -479,7 +480,7 @@ impl<'a> Engine<'a> {
                 }
             }
             let index = globs.get(4 * entry + 3);
-            if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+            if self.rule(effort, index as usize)?.events().contains(facts.kind) {
                 found.push(index);
             }
         }
@@ -508,7 +509,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let index = list.get(5 * i + 4);
-                    if events_mask(&self.rule(effort, index as usize)?) & bit != 0 {
+                    if self.rule(effort, index as usize)?.events().contains(facts.kind) {
                         found.push(index);
                     }
                 }
@@ -574,72 +575,56 @@ impl<'a> Engine<'a> {
         self.artifact.str(r).map(str::to_owned)
     }
 
-    fn optional_kept(
-        &self,
-        effort: &Effort,
-        words: &Words<'a>,
-        slot: usize,
-    ) -> Result<Option<String>, ArtifactError> {
-        let r = words.str_ref(slot);
+    fn optional_kept(&self, effort: &Effort, r: StrRef) -> Result<Option<String>, ArtifactError> {
         Ok(if r.len == 0 { None } else { Some(self.kept(effort, r)?) })
     }
 
-    fn rule(&self, effort: &Effort, index: usize) -> Result<Words<'a>, ArtifactError> {
+    fn rule(&self, effort: &Effort, index: usize) -> Result<RuleView<'a>, ArtifactError> {
         effort.spend(1)?;
         self.artifact.rule(index)
     }
 
-    fn strings(
-        &self,
-        effort: &Effort,
-        words: &Words<'a>,
-        slot: usize,
-    ) -> Result<Vec<&'a str>, ArtifactError> {
-        let list = self.list(effort, words.list_ref(slot))?;
+    fn strings(&self, effort: &Effort, list: ListRef) -> Result<Vec<&'a str>, ArtifactError> {
+        let list = self.list(effort, list)?;
         (0..list.len() / 2)
             .map(|i| self.str(effort, StrRef { offset: list.get(2 * i), len: list.get(2 * i + 1) }))
             .collect()
     }
 
-    fn optional_str(
-        &self,
-        effort: &Effort,
-        words: &Words<'a>,
-        slot: usize,
-    ) -> Result<Option<&'a str>, ArtifactError> {
-        let text = self.str(effort, words.str_ref(slot))?;
+    fn optional_str(&self, effort: &Effort, r: StrRef) -> Result<Option<&'a str>, ArtifactError> {
+        let text = self.str(effort, r)?;
         Ok((!text.is_empty()).then_some(text))
     }
 
     fn apply(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         state: &mut SessionState,
     ) -> Result<(), ArtifactError> {
-        let unset = r.get(rule::UNSET);
-        if unset & 1 != 0 {
+        let unset = r.unset();
+        if unset.agent {
             state.agent = None;
         }
-        if unset & 2 != 0 {
+        if unset.workflow {
             state.workflow = None;
         }
-        if unset & 4 != 0 {
+        if unset.task {
             state.task = None;
         }
-        for flag in self.strings(effort, r, rule::UNSET_FLAGS_L)? {
+        for flag in self.strings(effort, r.unset_flags())? {
             state.flags.remove(flag);
         }
-        if let Some(agent) = self.optional_kept(effort, r, rule::SET_AGENT_S)? {
+        if let Some(agent) = self.optional_kept(effort, r.set_agent())? {
             state.agent = Some(agent);
         }
-        if let Some(workflow) = self.optional_kept(effort, r, rule::SET_WORKFLOW_S)? {
+        if let Some(workflow) = self.optional_kept(effort, r.set_workflow())? {
             state.workflow = Some(workflow);
         }
-        if let Some(task) = self.optional_kept(effort, r, rule::SET_TASK_S)? {
+        if let Some(task) = self.optional_kept(effort, r.set_task())? {
             state.task = Some(task);
         }
-        for flag in self.strings(effort, r, rule::SET_FLAGS_L)? {
+        for flag in self.strings(effort, r.set_flags())? {
             effort.keep(flag.len())?;
             state.flags.insert(flag.to_owned());
         }
@@ -650,9 +635,9 @@ impl<'a> Engine<'a> {
     fn rewrite(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
     ) -> Result<Vec<(String, String)>, ArtifactError> {
-        let strings = self.strings(effort, r, rule::REWRITE_L)?;
+        let strings = self.strings(effort, r.rewrite())?;
         strings
             .chunks_exact(2)
             .map(|pair| {
@@ -666,10 +651,10 @@ impl<'a> Engine<'a> {
     fn watch_paths(
         &self,
         effort: &Effort,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         root: Option<&Path>,
     ) -> Result<Vec<String>, ArtifactError> {
-        let paths = self.strings(effort, r, rule::WATCH_PATHS_L)?;
+        let paths = self.strings(effort, r.watch_paths())?;
         paths
             .into_iter()
             .map(|path| {
@@ -685,58 +670,51 @@ impl<'a> Engine<'a> {
         &self,
         scan: &Scan<'p>,
         index: u32,
-        r: &Words<'a>,
+        r: &RuleView<'a>,
         facts: &Facts<'p>,
     ) -> Result<Fired, ArtifactError> {
         let effort = &scan.effort;
-        let kinds = r.get(rule::KINDS);
-        let flags = r.get(rule::FLAGS);
-        let recall = if flags & flag::RECALL == 0 {
-            None
-        } else {
-            let word = r.get(rule::RECALL);
+        let recall = if let Some(spec) = r.recall() {
             // The same for every rule of the event: found once.
-            let (from, terms) = if word & recall::HANDOFF != 0 {
-                (RecallFrom::Handoff, Vec::new())
-            } else if word & recall::PROMPT != 0 {
-                let terms = match scan.shared.prompt_terms.get() {
-                    Some(terms) => terms,
+            let terms = match spec.from {
+                RecallFrom::Handoff => Vec::new(),
+                RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
+                    Some(terms) => terms.clone(),
                     None => {
                         let text = default_text(facts.kind, facts.payload).join("\n");
                         effort.scan(text.len())?;
                         let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
-                        scan.shared.prompt_terms.get_or_init(|| terms)
+                        scan.shared.prompt_terms.get_or_init(|| terms).clone()
                     }
-                };
-                (RecallFrom::Prompt, terms.clone())
-            } else {
-                let terms = match scan.shared.path_terms.get() {
-                    Some(terms) => terms,
+                },
+                RecallFrom::Path => match scan.shared.path_terms.get() {
+                    Some(terms) => terms.clone(),
                     None => {
                         let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
                         effort.scan(path.len())?;
-                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path))
+                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path)).clone()
                     }
-                };
-                (RecallFrom::Path, terms.clone())
+                },
             };
-            Some(Recall { from, max: (word & recall::MAX) as usize, terms })
+            Some(Recall { from: spec.from, max: spec.max as usize, terms })
+        } else {
+            None
         };
         Ok(Fired {
             index,
-            id: self.kept(effort, r.str_ref(rule::ID_S))?,
-            layer: kinds.to_le_bytes()[0],
-            priority: r.get(rule::PRIORITY).cast_signed(),
-            pinned: flags & flag::PINNED != 0,
-            context: self.optional_kept(effort, r, rule::CONTEXT_S)?,
-            decision: Decision::from_code(kinds.to_le_bytes()[1]),
-            reason: self.optional_kept(effort, r, rule::REASON_S)?,
-            message: self.optional_kept(effort, r, rule::MESSAGE_S)?,
-            stop: self.optional_kept(effort, r, rule::STOP_S)?,
-            session_title: self.optional_kept(effort, r, rule::SESSION_TITLE_S)?,
+            id: self.kept(effort, r.id())?,
+            layer: r.layer(),
+            priority: r.priority(),
+            pinned: r.pinned(),
+            context: self.optional_kept(effort, r.context())?,
+            decision: r.decision(),
+            reason: self.optional_kept(effort, r.reason())?,
+            message: self.optional_kept(effort, r.message())?,
+            stop: self.optional_kept(effort, r.stop())?,
+            session_title: self.optional_kept(effort, r.session_title())?,
             watch_paths: self.watch_paths(effort, r, facts.project_root)?,
             rewrite: self.rewrite(effort, r)?,
-            once: kinds.to_le_bytes()[2],
+            once: r.once(),
             recall,
             command: match self.matched_command(effort, r, facts, scan)? {
                 CommandMatch::Matched(shown) => Some(shown),
@@ -791,10 +769,6 @@ fn text_bytes(value: &Value) -> usize {
         Value::Object(map) => map.iter().map(|(k, v)| k.len() + text_bytes(v)).sum(),
         _ => 8,
     }
-}
-
-fn events_mask(r: &Words<'_>) -> u64 {
-    u64::from(r.get(rule::EVENTS)) | (u64::from(r.get(rule::EVENTS + 1)) << 32)
 }
 
 fn field_key(path: &str) -> &'static str {

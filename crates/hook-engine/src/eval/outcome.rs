@@ -5,44 +5,9 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::artifact::format::decision;
 use crate::memory::{Captured, Recall};
+use crate::rule::{Decision, Layer, Once};
 use crate::session::SessionState;
-
-/// A rule's decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Decision {
-    /// `allow`.
-    Allow,
-    /// `ask`.
-    Ask,
-    /// `deny`.
-    Deny,
-    /// `block`.
-    Block,
-}
-
-impl Decision {
-    /// Its name in packs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::Ask => "ask",
-            Decision::Deny => "deny",
-            Decision::Block => "block",
-        }
-    }
-
-    pub(crate) fn from_code(code: u8) -> Option<Decision> {
-        match code {
-            decision::ALLOW => Some(Decision::Allow),
-            decision::ASK => Some(Decision::Ask),
-            decision::DENY => Some(Decision::Deny),
-            decision::BLOCK => Some(Decision::Block),
-            _ => None,
-        }
-    }
-}
 
 /// A rule that fired.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,8 +16,8 @@ pub struct Fired {
     pub index: u32,
     /// `pack/rule`.
     pub id: String,
-    /// Layer, L0–L7.
-    pub layer: u8,
+    /// Its layer.
+    pub layer: Layer,
     /// Priority within the layer.
     pub priority: i32,
     /// Never dropped by the budget.
@@ -73,8 +38,8 @@ pub struct Fired {
     pub watch_paths: Vec<String>,
     /// `rewrite`: (input field, template).
     pub rewrite: Vec<(String, String)>,
-    /// `once`: 0, [`once::SESSION`] or [`once::COMPACTION`].
-    pub once: u8,
+    /// `once`.
+    pub once: Option<Once>,
     /// What it asks to recall; the runtime (or a pack test) adds what it finds to `context`.
     pub recall: Option<Recall>,
     /// The command its `command` condition matched, as a shell would read it back.

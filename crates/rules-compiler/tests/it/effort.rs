@@ -11,7 +11,7 @@ use hook_engine::artifact::{AlignedBytes, Artifact, ArtifactError, checksum};
 use hook_engine::{Engine, Evaluation, Facts, Mode, SessionState};
 use hook_model::EventKind;
 use rules_compiler::{
-    Actions, Capture, Conditions, FieldCondition, Recall, RecallFrom, Rule, Settings, Sources,
+    Actions, Capture, Conditions, FieldCondition, RecallFrom, RecallSpec, Rule, Settings, Sources,
     ToolMatcher, compile,
 };
 use serde_json::{Value, json};
@@ -363,7 +363,7 @@ fn what_every_rule_reads_alike_is_read_once() {
                 Conditions::default(),
                 "r".into(),
             );
-            r.then.recall = Some(Recall { from: RecallFrom::Prompt, max: 3 });
+            r.then.recall = Some(RecallSpec { from: RecallFrom::Prompt, max: 3 });
             r
         })
         .collect();
