@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use rules_compiler::{Settings, SourceFile, Sources, compile, parse_pack, run_tests};
+use rules_compiler::{ConfigSettings, SourceFile, Sources, compile, parse_pack, run_tests};
 
 use crate::workspace::{Mode, root};
 
@@ -49,7 +49,7 @@ pub(crate) fn run(mode: Mode) -> anyhow::Result<()> {
     }
     let rules: Vec<_> = packs.iter().flat_map(|p| &p.rules).collect();
     let tests: usize = packs.iter().map(|p| p.tests.len()).sum();
-    let compiled = compile(&rules, &Settings::default(), &Sources::default())?;
+    let compiled = compile(&rules, &ConfigSettings::default(), &Sources::default())?;
     let summary = format!(
         "{} builtin packs, {} rules, {tests} tests passed; {} bytes compiled",
         packs.len(),

@@ -139,7 +139,7 @@ impl fmt::Display for SessionState {
 }
 
 /// Settings compiled from the config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[allow(clippy::struct_excessive_bools, reason = "independent facts the compiler found")]
 pub struct Settings {
     /// The context window, in tokens; 0 for the model's (`hook_model::context_window`).

@@ -27,7 +27,7 @@ use hook_engine::artifact::format::{HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, Sectio
 use hook_engine::artifact::sources::sources;
 use hook_engine::artifact::{AlignedBytes, Artifact, checksum};
 use rules_compiler::{
-    DirStamp, Settings, SourceFile, SourceFileStamp, Sources, compile, parse_pack,
+    ConfigSettings, DirStamp, FileStamp, SourceFile, Sources, compile, parse_pack,
 };
 
 use crate::{Reached, fixtures, workspace_root};
@@ -90,13 +90,13 @@ pub fn base_artifact() -> Vec<u8> {
     let rules: Vec<_> = packs.iter().flat_map(|pack| &pack.rules).collect();
     let sources = Sources {
         files: vec![
-            SourceFileStamp {
+            FileStamp {
                 path: "/project/.claude/hookpack/packs/team.toml".into(),
                 len: Some(1234),
                 mtime_ns: 1_700_000_000_000_000_000,
                 hash: 0x0123_4567_89ab_cdef,
             },
-            SourceFileStamp {
+            FileStamp {
                 path: "/project/.claude/hookpack/hookpack.toml".into(),
                 len: None,
                 mtime_ns: 0,
@@ -108,7 +108,7 @@ pub fn base_artifact() -> Vec<u8> {
             names_hash: 0xfeed_beef,
         }],
     };
-    compile(&rules, &Settings::default(), &sources).expect("the base packs compile").bytes
+    compile(&rules, &ConfigSettings::default(), &sources).expect("the base packs compile").bytes
 }
 
 /// The base artifact with `edits` applied (see the module's documentation).

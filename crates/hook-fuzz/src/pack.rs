@@ -11,7 +11,7 @@ use std::sync::Arc;
 use hook_engine::Engine;
 use hook_engine::artifact::{AlignedBytes, Artifact, sources::sources};
 use rules_compiler::{
-    Settings, SourceFile, Sources, compile, fail_closed_list, parse_pack, run_tests,
+    ConfigSettings, SourceFile, Sources, compile, fail_closed_list, parse_pack, run_tests,
 };
 
 use crate::{Reached, fixtures, workspace_root};
@@ -43,7 +43,7 @@ pub fn run(data: &[u8]) -> Reached {
     let _ = fail_closed_list(&rules);
     // The parser has checked every glob and regex: compiling can fail only on an automaton
     // over the size limit.
-    let Ok(compiled) = compile(&rules, &Settings::default(), &Sources::default()) else {
+    let Ok(compiled) = compile(&rules, &ConfigSettings::default(), &Sources::default()) else {
         return Reached::Parsed;
     };
     let bytes = AlignedBytes::new(&compiled.bytes);

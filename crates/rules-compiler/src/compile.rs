@@ -4,17 +4,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use hook_engine::EventSet;
-use hook_engine::artifact::format::{Section, command, event, rule, settings};
-use hook_engine::artifact::{Brackets, CaptureRecord, RuleRecord, Unset};
+use hook_engine::Settings;
+use hook_engine::artifact::format::{Section, command, event, rule};
+use hook_engine::artifact::sources::sources_section;
+pub use hook_engine::artifact::sources::{DirStamp, FileStamp};
+use hook_engine::artifact::{Brackets, CaptureRecord, RuleRecord, SettingsRecord, Unset};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
 use crate::error::Error;
 use crate::model::{Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher};
 
-/// Settings from the config that the hooks need.
+/// What the config sets for the hooks (the window, the brackets, the budget, the state's age,
+/// the memory vocabulary); `compile` adds what the rules need and writes [`hook_engine::Settings`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Settings {
+pub struct ConfigSettings {
     /// The context window, in tokens; 0 for the model's (`hook_model::context_window`).
     pub window_tokens: u32,
     /// Remaining % at or above which fresh, moderate and depleted start.
@@ -31,11 +35,11 @@ pub struct Settings {
     pub private_tags: Vec<String>,
 }
 
-impl Default for Settings {
+impl Default for ConfigSettings {
     fn default() -> Self {
         use hook_engine::memory::{DEFAULT_ALIASES, DEFAULT_NAMESPACES, DEFAULT_PRIVATE_TAGS};
         let owned = |items: &[&str]| items.iter().map(|&s| s.to_owned()).collect();
-        Settings {
+        ConfigSettings {
             window_tokens: 0,
             brackets: [60, 40, 25],
             budget: [800, 1500, 2000, 2500],
@@ -52,31 +56,9 @@ impl Default for Settings {
 pub struct Sources {
     /// Every file read: packs, context files, configs (a config that does not exist counts,
     /// with `len = None`, so that creating it makes the artifact stale).
-    pub files: Vec<SourceFileStamp>,
+    pub files: Vec<FileStamp>,
     /// Every folder whose `*.toml` files are packs: adding or removing one makes it stale.
     pub dirs: Vec<DirStamp>,
-}
-
-/// One source file as it was when compiled.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourceFileStamp {
-    /// Absolute path.
-    pub path: String,
-    /// Length, or `None` when it did not exist.
-    pub len: Option<u64>,
-    /// Modification time, nanoseconds since the epoch.
-    pub mtime_ns: i64,
-    /// FNV-1a of the contents.
-    pub hash: u64,
-}
-
-/// One pack folder as it was when compiled.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirStamp {
-    /// Absolute path.
-    pub path: String,
-    /// FNV-1a of the sorted `*.toml` names in it (0 when it did not exist).
-    pub names_hash: u64,
 }
 
 impl Sources {
@@ -166,7 +148,11 @@ pub fn compiler_fingerprint() -> u64 {
     clippy::too_many_lines,
     reason = "the record layout reads top to bottom, one line per field"
 )]
-pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Result<Compiled, Error> {
+pub fn compile(
+    rules: &[&Rule],
+    settings: &ConfigSettings,
+    sources: &Sources,
+) -> Result<Compiled, Error> {
     use hook_engine::artifact::sources::{MAX_SOURCE_DIRS, MAX_SOURCE_FILES};
     if sources.files.len() > MAX_SOURCE_FILES || sources.dirs.len() > MAX_SOURCE_DIRS {
         return Err(Error::TooManySources { files: sources.files.len(), dirs: sources.dirs.len() });
@@ -450,32 +436,16 @@ pub fn compile(rules: &[&Rule], settings: &Settings, sources: &Sources) -> Resul
     let posting_refs: Vec<_> = postings.iter().map(|p| w.list(p)).collect();
     let keyword_bytes = keyword_section(&patterns, &posting_refs);
 
-    let mut settings_words = [0u32; settings::LEN];
-    settings_words[settings::WINDOW_TOKENS] = settings.window_tokens;
-    for (i, &percent) in settings.brackets.iter().enumerate() {
-        settings_words[settings::BRACKETS + i] = percent;
+    let aliases: Vec<&str> =
+        settings.aliases.iter().flat_map(|(a, n)| [a.as_str(), n.as_str()]).collect();
+    let settings_words = SettingsRecord {
+        settings: hook_settings(&rules, settings),
+        namespaces: w.str_list(&settings.namespaces),
+        aliases: w.str_list(&aliases),
+        private_tags: w.str_list(&settings.private_tags),
     }
-    for (i, &tokens) in settings.budget.iter().enumerate() {
-        settings_words[settings::BUDGET + i] = tokens;
-    }
-    settings_words[settings::MAX_AGE_DAYS] = settings.max_age_days;
-    let state_flags = state_flags(&rules);
-    settings_words[settings::FLAGS] = state_flags;
-    [settings_words[settings::STATE_EVENTS], settings_words[settings::STATE_EVENTS + 1]] =
-        halves(state_events(&rules, state_flags).bits());
-    for (slot, list) in [
-        (settings::NAMESPACES_L, w.str_list(&settings.namespaces)),
-        (settings::ALIASES_L, {
-            let flat: Vec<&str> =
-                settings.aliases.iter().flat_map(|(a, n)| [a.as_str(), n.as_str()]).collect();
-            w.str_list(&flat)
-        }),
-        (settings::PRIVATE_TAGS_L, w.str_list(&settings.private_tags)),
-    ] {
-        settings_words[slot] = list.offset;
-        settings_words[slot + 1] = list.len;
-    }
-    let source_bytes = sources_section(&mut w, sources);
+    .words();
+    let source_bytes = sources_section(&sources.files, &sources.dirs, |path| w.str(path));
 
     let (glob_count, regex_count) = (glob_ids.len(), regex_ids.len());
     w.section(Section::Rules, records);
@@ -509,32 +479,6 @@ fn regex_index<'r>(
     let id = section.push(Some(&dfa), 0, (source.offset, source.len));
     ids.insert(pattern, id);
     Ok(id)
-}
-
-fn sources_section(w: &mut Writer, sources: &Sources) -> Vec<u8> {
-    let mut words = vec![
-        u32::try_from(sources.files.len()).unwrap_or(u32::MAX),
-        u32::try_from(sources.dirs.len()).unwrap_or(u32::MAX),
-    ];
-    for f in &sources.files {
-        let path = w.str(&f.path);
-        words.extend_from_slice(&[path.offset, path.len]);
-        words.extend_from_slice(&halves(f.len.unwrap_or(u64::MAX)));
-        words.extend_from_slice(&halves(f.mtime_ns.cast_unsigned()));
-        words.extend_from_slice(&halves(f.hash));
-    }
-    for d in &sources.dirs {
-        let path = w.str(&d.path);
-        words.extend_from_slice(&[path.offset, path.len]);
-        words.extend_from_slice(&halves(d.names_hash));
-    }
-    words.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// A `u64` as two little-endian words, low first.
-fn halves(value: u64) -> [u32; 2] {
-    let b = value.to_le_bytes();
-    [u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]])]
 }
 
 /// The tools that rules marked `fail = "closed"` cover, for the list hooks read when they cannot
@@ -573,42 +517,46 @@ fn uses_state(r: &Rule) -> bool {
 /// The settings flags: whether some rule reads the bracket (the hooks read the transcript), and
 /// which books the hooks keep — prompts for `every` and the bracket estimate, compactions for
 /// `once = "compaction"` and the estimate.
-fn state_flags(rules: &[&Rule]) -> u32 {
-    let mut flags = 0;
-    if rules.iter().any(|r| !r.when.bracket.is_empty()) {
-        flags |= settings::NEEDS_BRACKET | settings::COUNTS_PROMPTS | settings::COUNTS_COMPACTIONS;
-    }
-    if rules.iter().any(|r| r.when.every.is_some()) {
-        flags |= settings::COUNTS_PROMPTS;
-    }
-    if rules.iter().any(|r| r.then.once == Some(Once::Compaction)) {
-        flags |= settings::COUNTS_COMPACTIONS;
-    }
-    if rules.iter().any(|r| r.then.recall.is_some_and(|r| r.from == RecallFrom::Handoff)) {
-        flags |= settings::WRITES_HANDOFF;
-    }
-    // A memory is recalled once between compactions, so recalls need them counted.
-    if rules.iter().any(|r| r.then.recall.is_some_and(|r| r.from != RecallFrom::Handoff)) {
-        flags |= settings::COUNTS_COMPACTIONS;
-    }
-    flags
+fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
+    let any = |f: &dyn Fn(&Rule) -> bool| rules.iter().any(|r| f(r));
+    let needs_bracket = any(&|r| !r.when.bracket.is_empty());
+    let recalls = |r: &Rule, handoff: bool| {
+        r.then.recall.is_some_and(|r| (r.from == RecallFrom::Handoff) == handoff)
+    };
+    let mut hooks = Settings {
+        window_tokens: config.window_tokens,
+        brackets: config.brackets,
+        budget: config.budget,
+        max_age_days: config.max_age_days,
+        needs_bracket,
+        // The bracket's estimate counts prompts and compactions.
+        counts_prompts: needs_bracket || any(&|r| r.when.every.is_some()),
+        // A memory is recalled once between compactions, so recalls need them counted.
+        counts_compactions: needs_bracket
+            || any(&|r| r.then.once == Some(Once::Compaction))
+            || any(&|r| recalls(r, false)),
+        writes_handoff: any(&|r| recalls(r, true)),
+        state_events: EventSet::default(),
+    };
+    hooks.state_events = state_events(rules, &hooks);
+    hooks
 }
 
 /// The events whose hooks may open the session state: those of every rule that uses it, and
-/// those that keep the books `flags` ask for (prompts on `UserPromptSubmit`, compactions on
-/// `PreCompact` and `SessionStart`).
-fn state_events(rules: &[&Rule], flags: u32) -> EventSet {
+/// those that keep the books `hooks` asks for (prompts on `UserPromptSubmit`, compactions on
+/// `PreCompact` and `SessionStart`, the handoff on `PreCompact`).
+fn state_events(rules: &[&Rule], hooks: &Settings) -> EventSet {
     let mut events = EventSet::default();
     for r in rules.iter().filter(|r| uses_state(r)) {
         events = events.union(EventSet::of(r.on.iter().copied()));
     }
-    if flags & settings::COUNTS_PROMPTS != 0 {
+    if hooks.counts_prompts {
         events = events.with(EventKind::UserPromptSubmit);
     }
-    if flags & settings::COUNTS_COMPACTIONS != 0 {
+    if hooks.counts_compactions {
         events = events.with(EventKind::PreCompact).with(EventKind::SessionStart);
     }
-    if flags & settings::WRITES_HANDOFF != 0 {
+    if hooks.writes_handoff {
         events = events.with(EventKind::PreCompact);
     }
     events

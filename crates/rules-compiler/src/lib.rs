@@ -38,7 +38,7 @@ mod source;
 mod testing;
 
 pub use compile::{
-    Compiled, DirStamp, MAX_AUTOMATA_BYTES, Settings, SourceFileStamp, Sources, compile,
+    Compiled, ConfigSettings, DirStamp, FileStamp, MAX_AUTOMATA_BYTES, Sources, compile,
     compiler_fingerprint, fail_closed_list,
 };
 pub use diag::{Diagnostic, Diagnostics, Severity};

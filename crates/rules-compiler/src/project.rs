@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use toml::de::DeTable;
 
 use crate::compile::{
-    DirStamp, MAX_AUTOMATA_BYTES, Settings, SourceFileStamp, Sources, automata_over_budget,
+    ConfigSettings, DirStamp, FileStamp, MAX_AUTOMATA_BYTES, Sources, automata_over_budget,
 };
 use crate::model::{Automaton, Pack, Rule};
 use crate::pack::{PackFolder, parse_pack_in};
@@ -163,9 +163,9 @@ pub struct MemoryConfig {
 
 impl Config {
     /// The settings the hooks need, defaults filled in.
-    pub fn settings(&self) -> Settings {
-        let d = Settings::default();
-        Settings {
+    pub fn settings(&self) -> ConfigSettings {
+        let d = ConfigSettings::default();
+        ConfigSettings {
             window_tokens: self.window_tokens.unwrap_or(d.window_tokens),
             brackets: [
                 self.brackets.fresh.unwrap_or(d.brackets[0]),
@@ -736,7 +736,7 @@ fn read_source(
     required: bool,
     loaded: &mut Loaded,
 ) -> Option<String> {
-    let stamp = |len, mtime_ns, hash| SourceFileStamp { path: display(path), len, mtime_ns, hash };
+    let stamp = |len, mtime_ns, hash| FileStamp { path: display(path), len, mtime_ns, hash };
     let read =
         confined.map_or(Ok(()), |root| files::confine(root, path).map(|_| ())).and_then(|()| {
             // `stat` does not open the file, so it cannot block on a FIFO.

@@ -8,7 +8,7 @@ use hook_engine::memory::{self, Memory, RecallFrom};
 use hook_engine::{Engine, Facts, Mode, SessionState};
 use serde_json::{Value, json};
 
-use crate::compile::{Settings, Sources, compile};
+use crate::compile::{ConfigSettings, Sources, compile};
 use crate::error::Error;
 use crate::model::{Decision, Expectation, Given, Pack, PackTest, Rule};
 use crate::project::{Fate, Loaded};
@@ -70,7 +70,7 @@ pub fn run_tests(pack: &Pack) -> Result<Vec<TestOutcome>, Error> {
         return Ok(Vec::new());
     }
     let rules: Vec<_> = pack.rules.iter().collect();
-    with_engine(&rules, &Settings::default(), |engine| {
+    with_engine(&rules, &ConfigSettings::default(), |engine| {
         let tests = pack.tests.iter();
         tests.map(|test| Ok(run_test(engine, pack, test, false)?.0)).collect()
     })
@@ -94,7 +94,7 @@ pub fn run_project_tests(loaded: &Loaded) -> Result<Vec<TestOutcome>, Error> {
                 continue;
             }
             let rules: Vec<_> = pack.rules.iter().collect();
-            with_engine(&rules, &Settings::default(), |alone| {
+            with_engine(&rules, &ConfigSettings::default(), |alone| {
                 for test in &pack.tests {
                     let (mut outcome, fired) = run_test(alone, pack, test, false)?;
                     if outcome.passed() {
@@ -138,7 +138,7 @@ fn not_in_force(
 /// Compiles `rules` with `settings` and hands the engine reading them to `f`.
 fn with_engine<T>(
     rules: &[&Rule],
-    settings: &Settings,
+    settings: &ConfigSettings,
     f: impl FnOnce(&Engine<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     let compiled = compile(rules, settings, &Sources::default())?;

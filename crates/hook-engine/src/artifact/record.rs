@@ -7,10 +7,10 @@
 //! field's type (an unknown layer to the default one, an unknown decision to none), never to
 //! a panic; references are checked where they are followed ([`super::Artifact::str`]).
 
-use super::format::{decision, flag, once, recall, rule};
+use super::format::{decision, flag, once, recall, rule, settings};
 use super::{ListRef, StrRef, Words};
 use crate::rule::{Decision, EventSet, Layer, Once, RecallFrom, RecallSpec};
-use crate::session::Bracket;
+use crate::session::{Bracket, Settings};
 
 /// A rule as its record holds it: strings and lists as references into their sections.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -585,6 +585,82 @@ impl<'a> RuleView<'a> {
     }
 }
 
+/// The settings section, typed: what hooks need to know of the config and of the rules as a
+/// whole, and the memory vocabulary's lists (of strings; the aliases as pairs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettingsRecord {
+    /// The settings.
+    pub settings: Settings,
+    /// `[memory] namespaces`.
+    pub namespaces: ListRef,
+    /// `[memory] aliases`: (shorthand, namespace) pairs.
+    pub aliases: ListRef,
+    /// `[memory] private_tags`.
+    pub private_tags: ListRef,
+}
+
+impl SettingsRecord {
+    /// Its words, in [`super::format::settings`]' layout.
+    pub fn words(&self) -> [u32; settings::LEN] {
+        let s = &self.settings;
+        let mut w = [0u32; settings::LEN];
+        w[settings::WINDOW_TOKENS] = s.window_tokens;
+        for (i, &percent) in s.brackets.iter().enumerate() {
+            w[settings::BRACKETS + i] = percent;
+        }
+        for (i, &tokens) in s.budget.iter().enumerate() {
+            w[settings::BUDGET + i] = tokens;
+        }
+        w[settings::MAX_AGE_DAYS] = s.max_age_days;
+        w[settings::FLAGS] = [
+            (s.needs_bracket, settings::NEEDS_BRACKET),
+            (s.counts_prompts, settings::COUNTS_PROMPTS),
+            (s.counts_compactions, settings::COUNTS_COMPACTIONS),
+            (s.writes_handoff, settings::WRITES_HANDOFF),
+        ]
+        .into_iter()
+        .filter(|&(on, _)| on)
+        .fold(0, |bits, (_, bit)| bits | bit);
+        let events = s.state_events.bits().to_le_bytes();
+        w[settings::STATE_EVENTS] =
+            u32::from_le_bytes([events[0], events[1], events[2], events[3]]);
+        w[settings::STATE_EVENTS + 1] =
+            u32::from_le_bytes([events[4], events[5], events[6], events[7]]);
+        for (at, list) in [
+            (settings::NAMESPACES_L, self.namespaces),
+            (settings::ALIASES_L, self.aliases),
+            (settings::PRIVATE_TAGS_L, self.private_tags),
+        ] {
+            [w[at], w[at + 1]] = [list.offset, list.len];
+        }
+        w
+    }
+
+    /// The record `words` hold.
+    pub fn read(words: Words<'_>) -> SettingsRecord {
+        let w = |i| words.get(i);
+        let flags = w(settings::FLAGS);
+        let events =
+            u64::from(w(settings::STATE_EVENTS)) | (u64::from(w(settings::STATE_EVENTS + 1)) << 32);
+        SettingsRecord {
+            settings: Settings {
+                window_tokens: w(settings::WINDOW_TOKENS),
+                brackets: std::array::from_fn(|i| w(settings::BRACKETS + i)),
+                budget: std::array::from_fn(|i| w(settings::BUDGET + i)),
+                max_age_days: w(settings::MAX_AGE_DAYS),
+                needs_bracket: flags & settings::NEEDS_BRACKET != 0,
+                counts_prompts: flags & settings::COUNTS_PROMPTS != 0,
+                counts_compactions: flags & settings::COUNTS_COMPACTIONS != 0,
+                writes_handoff: flags & settings::WRITES_HANDOFF != 0,
+                state_events: EventSet::from_bits(events),
+            },
+            namespaces: words.list_ref(settings::NAMESPACES_L),
+            aliases: words.list_ref(settings::ALIASES_L),
+            private_tags: words.list_ref(settings::PRIVATE_TAGS_L),
+        }
+    }
+}
+
 fn decision_code(d: Option<Decision>) -> u8 {
     match d {
         None => decision::NONE,
@@ -765,6 +841,40 @@ mod tests {
                     panic!("`{name}` and `{other}` share bit {} of word {}", bit % 32, bit / 32);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn settings_read_back_as_written() {
+        let record = SettingsRecord {
+            settings: Settings {
+                window_tokens: 200_000,
+                brackets: [61, 41, 26],
+                budget: [801, 1501, 2001, 2501],
+                max_age_days: 9,
+                needs_bracket: true,
+                counts_prompts: false,
+                counts_compactions: true,
+                writes_handoff: true,
+                state_events: EventSet::of([EventKind::Stop, EventKind::PreCompact]),
+            },
+            namespaces: ListRef { offset: 3, len: 4 },
+            aliases: ListRef { offset: 5, len: 6 },
+            private_tags: ListRef { offset: 7, len: 8 },
+        };
+        let bytes: Vec<u8> = record.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(SettingsRecord::read(Words::new(&bytes)), record);
+        for flag in 0..4 {
+            let mut one = SettingsRecord::default();
+            let s = &mut one.settings;
+            *[
+                &mut s.needs_bracket,
+                &mut s.counts_prompts,
+                &mut s.counts_compactions,
+                &mut s.writes_handoff,
+            ][flag] = true;
+            let bytes: Vec<u8> = one.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+            assert_eq!(SettingsRecord::read(Words::new(&bytes)), one, "flag {flag} alone");
         }
     }
 

@@ -17,11 +17,12 @@ pub const MAX_SOURCE_FILES: usize = 4096;
 /// See [`MAX_SOURCE_FILES`].
 pub const MAX_SOURCE_DIRS: usize = 64;
 
-/// A source file as it was at compile time.
+/// A source file as it was at compile time: the compiler records it (`S = String`), a hook reads
+/// it back in place (`S = &str`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileStamp<'a> {
+pub struct FileStamp<S = String> {
     /// Absolute path.
-    pub path: &'a str,
+    pub path: S,
     /// Length; `None` when it did not exist.
     pub len: Option<u64>,
     /// Modification time, nanoseconds since the epoch.
@@ -30,23 +31,24 @@ pub struct FileStamp<'a> {
     pub hash: u64,
 }
 
-/// A pack folder as it was at compile time.
+/// A pack folder as it was at compile time (`S` as for [`FileStamp`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirStamp<'a> {
+pub struct DirStamp<S = String> {
     /// Absolute path.
-    pub path: &'a str,
+    pub path: S,
     /// [`names_hash`] of its pack files, 0 when it did not exist.
     pub names_hash: u64,
 }
+
+/// The stamps of an artifact's source files and pack folders, read in place.
+pub type Stamps<'a> = (Vec<FileStamp<&'a str>>, Vec<DirStamp<&'a str>>);
 
 /// The sources recorded in `artifact`.
 ///
 /// # Errors
 ///
 /// When the section is malformed.
-pub fn sources<'a>(
-    artifact: &Artifact<'a>,
-) -> Result<(Vec<FileStamp<'a>>, Vec<DirStamp<'a>>), ArtifactError> {
+pub fn sources<'a>(artifact: &Artifact<'a>) -> Result<Stamps<'a>, ArtifactError> {
     let section = artifact.section(Section::Sources);
     if section.is_empty() {
         return Ok((Vec::new(), Vec::new()));
@@ -81,6 +83,36 @@ pub fn sources<'a>(
         at += 4;
     }
     Ok((file_stamps, dir_stamps))
+}
+
+/// The sources section for these stamps, their paths stored by `str` (which puts a string in
+/// the strings section): what [`sources`] reads back.
+pub fn sources_section<S: AsRef<str>>(
+    files: &[FileStamp<S>],
+    dirs: &[DirStamp<S>],
+    mut str: impl FnMut(&str) -> StrRef,
+) -> Vec<u8> {
+    let halves = |value: u64| {
+        let b = value.to_le_bytes();
+        [u32::from_le_bytes([b[0], b[1], b[2], b[3]]), u32::from_le_bytes([b[4], b[5], b[6], b[7]])]
+    };
+    let mut words = vec![
+        u32::try_from(files.len()).unwrap_or(u32::MAX),
+        u32::try_from(dirs.len()).unwrap_or(u32::MAX),
+    ];
+    for f in files {
+        let path = str(f.path.as_ref());
+        words.extend_from_slice(&[path.offset, path.len]);
+        words.extend_from_slice(&halves(f.len.unwrap_or(u64::MAX)));
+        words.extend_from_slice(&halves(f.mtime_ns.cast_unsigned()));
+        words.extend_from_slice(&halves(f.hash));
+    }
+    for d in dirs {
+        let path = str(d.path.as_ref());
+        words.extend_from_slice(&[path.offset, path.len]);
+        words.extend_from_slice(&halves(d.names_hash));
+    }
+    words.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// FNV-1a, 64 bits: a stable hash for fingerprints (not for security).

@@ -19,13 +19,13 @@ use std::path::Path;
 use hook_model::EventKind;
 use serde_json::{Map, Value};
 
-use crate::artifact::format::{Section, event, settings};
+use crate::artifact::format::{Section, event};
 use crate::artifact::{
-    Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, RuleView, StrRef,
-    Words,
+    Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, RuleView,
+    SettingsRecord, StrRef, Words,
 };
 use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall};
-use crate::rule::{Decision, EventSet, RecallFrom};
+use crate::rule::{Decision, RecallFrom};
 pub use crate::session::{Bracket, SessionState, Settings};
 use crate::text::{default_text, field_text};
 use commands::{CommandMatch, Commands, unreadable_command};
@@ -126,23 +126,7 @@ impl<'a> Engine<'a> {
 
     /// The compiled settings.
     pub fn settings(&self) -> Settings {
-        use settings::{BRACKETS as B, BUDGET as G};
-        let words = self.artifact.settings();
-        let w = |i| words.get(i);
-        Settings {
-            window_tokens: w(settings::WINDOW_TOKENS),
-            brackets: [w(B), w(B + 1), w(B + 2)],
-            budget: [w(G), w(G + 1), w(G + 2), w(G + 3)],
-            max_age_days: w(settings::MAX_AGE_DAYS),
-            needs_bracket: w(settings::FLAGS) & settings::NEEDS_BRACKET != 0,
-            counts_prompts: w(settings::FLAGS) & settings::COUNTS_PROMPTS != 0,
-            counts_compactions: w(settings::FLAGS) & settings::COUNTS_COMPACTIONS != 0,
-            writes_handoff: w(settings::FLAGS) & settings::WRITES_HANDOFF != 0,
-            state_events: EventSet::from_bits(
-                u64::from(w(settings::STATE_EVENTS))
-                    | (u64::from(w(settings::STATE_EVENTS + 1)) << 32),
-            ),
-        }
+        SettingsRecord::read(self.artifact.settings()).settings
     }
 
     /// The memory settings: namespaces, shorthands and private tags.
@@ -155,12 +139,12 @@ impl<'a> Engine<'a> {
     }
 
     fn memory_config_with(&self, effort: &Effort) -> Result<MemoryConfig<'a>, ArtifactError> {
-        let words = self.artifact.settings();
-        let aliases = self.strings(effort, words.list_ref(settings::ALIASES_L))?;
+        let record = SettingsRecord::read(self.artifact.settings());
+        let aliases = self.strings(effort, record.aliases)?;
         Ok(MemoryConfig {
-            namespaces: self.strings(effort, words.list_ref(settings::NAMESPACES_L))?,
+            namespaces: self.strings(effort, record.namespaces)?,
             aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
-            private_tags: self.strings(effort, words.list_ref(settings::PRIVATE_TAGS_L))?,
+            private_tags: self.strings(effort, record.private_tags)?,
         })
     }
 

@@ -5,14 +5,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hook_engine::artifact::{AlignedBytes, Artifact};
-use rules_compiler::{Settings, SourceFile, Sources, compile, parse_pack};
+use rules_compiler::{ConfigSettings, SourceFile, Sources, compile, parse_pack};
 
 fn small_artifact() -> Vec<u8> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/valid");
     let text = std::fs::read_to_string(dir.join("everything.toml")).unwrap();
     let pack = parse_pack(&Arc::new(SourceFile::new("everything.toml", text)), &dir).0.unwrap();
     let rules: Vec<_> = pack.rules.iter().collect();
-    compile(&rules, &Settings::default(), &Sources::default()).unwrap().bytes
+    compile(&rules, &ConfigSettings::default(), &Sources::default()).unwrap().bytes
 }
 
 fn check(bytes: &[u8]) -> Result<(), hook_engine::artifact::ArtifactError> {

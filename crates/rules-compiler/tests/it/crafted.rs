@@ -18,7 +18,7 @@ use hook_engine::artifact::{AlignedBytes, Artifact, checksum};
 use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, respond};
 use hook_model::EventKind;
 use rules_compiler::{
-    DirStamp, Settings, SourceFile, SourceFileStamp, Sources, compile, parse_pack,
+    ConfigSettings, DirStamp, FileStamp, SourceFile, Sources, compile, parse_pack,
 };
 use serde_json::{Value, json};
 
@@ -31,7 +31,7 @@ fn base_artifact() -> Vec<u8> {
     let pack = parse_pack(&Arc::new(SourceFile::new("everything.toml", text)), &dir).0.unwrap();
     let rules: Vec<_> = pack.rules.iter().collect();
     let sources = Sources {
-        files: vec![SourceFileStamp {
+        files: vec![FileStamp {
             path: "/nowhere/everything.toml".into(),
             len: Some(10),
             mtime_ns: 1,
@@ -39,7 +39,7 @@ fn base_artifact() -> Vec<u8> {
         }],
         dirs: vec![DirStamp { path: "/nowhere".into(), names_hash: 3 }],
     };
-    compile(&rules, &Settings::default(), &sources).unwrap().bytes
+    compile(&rules, &ConfigSettings::default(), &sources).unwrap().bytes
 }
 
 /// xorshift64*: deterministic, so a failing seed can be replayed.

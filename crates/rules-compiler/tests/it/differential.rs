@@ -8,7 +8,7 @@ use std::path::Path;
 use hook_engine::artifact::{AlignedBytes, Artifact, is_word_char};
 use hook_engine::{Engine, Facts, Mode, SessionState};
 use hook_model::EventKind;
-use rules_compiler::{Actions, Conditions, Rule, Settings, Sources, compile};
+use rules_compiler::{Actions, Conditions, ConfigSettings, Rule, Sources, compile};
 use serde_json::{Value, json};
 
 /// A small deterministic generator (`SplitMix64`), so failures reproduce.
@@ -133,7 +133,7 @@ fn fired(bytes: &AlignedBytes, kind: EventKind, payload: &Value) -> BTreeSet<usi
 
 fn compiled(rules: &[Rule]) -> AlignedBytes {
     let refs: Vec<&Rule> = rules.iter().collect();
-    let compiled = compile(&refs, &Settings::default(), &Sources::default()).unwrap();
+    let compiled = compile(&refs, &ConfigSettings::default(), &Sources::default()).unwrap();
     AlignedBytes::new(&compiled.bytes)
 }
 

@@ -11,8 +11,8 @@ use hook_engine::artifact::{AlignedBytes, Artifact, ArtifactError, checksum};
 use hook_engine::{Engine, Evaluation, Facts, Mode, SessionState};
 use hook_model::EventKind;
 use rules_compiler::{
-    Actions, Capture, Conditions, FieldCondition, RecallFrom, RecallSpec, Rule, Settings, Sources,
-    ToolMatcher, compile,
+    Actions, Capture, Conditions, ConfigSettings, FieldCondition, RecallFrom, RecallSpec, Rule,
+    Sources, ToolMatcher, compile,
 };
 use serde_json::{Value, json};
 
@@ -88,7 +88,7 @@ fn large_pack() -> Vec<u8> {
         "y".repeat(1 << 20),
     ));
     let refs: Vec<&Rule> = rules.iter().collect();
-    compile(&refs, &Settings::default(), &Sources::default()).unwrap().bytes
+    compile(&refs, &ConfigSettings::default(), &Sources::default()).unwrap().bytes
 }
 
 fn payload(kind: EventKind) -> Value {
@@ -280,7 +280,7 @@ fn every_rule_repeating_one_automaton_runs_out_of_effort() {
 }
 
 /// Rules and settings compiled into an artifact.
-fn compiled(rules: &[Rule], settings: &Settings) -> Vec<u8> {
+fn compiled(rules: &[Rule], settings: &ConfigSettings) -> Vec<u8> {
     let refs: Vec<&Rule> = rules.iter().collect();
     compile(&refs, settings, &Sources::default()).unwrap().bytes
 }
@@ -326,7 +326,7 @@ fn a_hundred_regexes_over_a_two_mebibyte_write_are_not_refused() {
             rule(format!("secret-{i}"), &[EventKind::PreToolUse], when, "no secrets".into())
         })
         .collect();
-    let bytes = compiled(&rules, &Settings::default());
+    let bytes = compiled(&rules, &ConfigSettings::default());
     let content = "let value = compute(input); // an ordinary line of code\n".repeat(40_000);
     assert!(content.len() > 2 << 20);
     let payload = json!({"hook_event_name": "PreToolUse", "session_id": "s", "transcript_path": "/t",
@@ -369,7 +369,7 @@ fn what_every_rule_reads_alike_is_read_once() {
         .collect();
     let text = "*cmd7 please look at the invoices handler and its tests ".repeat(16_000);
     for (name, rules) in [("star", stars), ("recall", recalls)] {
-        let bytes = compiled(&rules, &Settings::default());
+        let bytes = compiled(&rules, &ConfigSettings::default());
         let started = Instant::now();
         let (evaluation, spent, limit) = evaluate_payload(&bytes, &prompt(&text));
         let fired = evaluation.unwrap_or_else(|e| panic!("{name}: {e}")).fired.len();
@@ -391,9 +391,9 @@ fn what_every_rule_reads_alike_is_read_once() {
 fn private_tags_and_namespaces_are_paid_for_per_byte() {
     // Every `<` is checked against each private tag: 40,000 of them over 64 KiB of `<` is work
     // no real pack asks for, and is refused.
-    let settings = Settings {
+    let settings = ConfigSettings {
         private_tags: (0..40_000).map(|i| format!("p{i}")).collect(),
-        ..Settings::default()
+        ..ConfigSettings::default()
     };
     let mut capture =
         rule("keep".into(), &[EventKind::UserPromptSubmit], Conditions::default(), "k".into());
@@ -408,7 +408,7 @@ fn private_tags_and_namespaces_are_paid_for_per_byte() {
         eprintln!("40,000 private tags over 64 KiB of `<`: refused after {:?}", started.elapsed());
     }
     // The default tags, the same text: captured.
-    let bytes = compiled(&[capture], &Settings::default());
+    let bytes = compiled(&[capture], &ConfigSettings::default());
     let (evaluation, _, _) = evaluate_payload(&bytes, &prompt(&"<".repeat(64 << 10)));
     assert_eq!(evaluation.unwrap().captures.len(), 1);
 }
@@ -459,7 +459,7 @@ fn command_patterns_are_tried_command_by_command_whatever_their_number() {
     // it and however many commands after; the work stays a small part of the allowance.
     let command = "git push origin; ".repeat(20_000);
     for (rules, globbed) in [(200, true), (100, false)] {
-        let bytes = compiled(&git_rules(rules, 29, globbed), &Settings::default());
+        let bytes = compiled(&git_rules(rules, 29, globbed), &ConfigSettings::default());
         let (evaluation, spent, limit) = evaluate_payload(&bytes, &bash(&command));
         let fired = evaluation.unwrap().fired.len();
         assert_eq!(fired, rules, "globbed: {globbed}");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rules_compiler::{Layout, Loaded, Settings, load};
+use rules_compiler::{ConfigSettings, Layout, Loaded, load};
 
 /// A fresh folder for one test, holding a project and a user folder.
 fn folder(name: &str) -> PathBuf {
@@ -342,7 +342,8 @@ fn the_automata_of_one_artifact_fit_a_budget() {
     assert_eq!(budget.matches("packs/heavy.toml:").count(), 6, "its place and the 5 largest");
     // Compiling them anyway (as `cargo xtask compile-rules` does, without `load`) fails too.
     let rules: Vec<_> = loaded.packs.iter().flat_map(|(_, p)| &p.rules).collect();
-    let err = rules_compiler::compile(&rules, &Settings::default(), &loaded.sources).unwrap_err();
+    let err =
+        rules_compiler::compile(&rules, &ConfigSettings::default(), &loaded.sources).unwrap_err();
     assert!(
         matches!(&err, rules_compiler::Error::AutomataOverBudget { contributions, .. }
             if contributions.len() == 12 && contributions[0].1.starts_with("heavy/r")),
@@ -357,5 +358,5 @@ fn the_automata_of_one_artifact_fit_a_budget() {
     let loaded = load_guarded(&dir, &[]);
     assert!(loaded.diagnostics.is_empty(), "{}", loaded.diagnostics.render());
     let rules = loaded.rules();
-    rules_compiler::compile(&rules, &Settings::default(), &loaded.sources).unwrap();
+    rules_compiler::compile(&rules, &ConfigSettings::default(), &loaded.sources).unwrap();
 }
