@@ -48,12 +48,15 @@ pub const FALLBACK_NAMESPACE: &str = "learnings";
 /// The longest memory kept, in characters; longer texts are cut.
 pub const MAX_MEMORY_CHARS: usize = 4000;
 
+/// The most memories a session's handoff lists (its most recent).
+pub const HANDOFF_MEMORIES: u32 = 5;
+
 /// The longest memory shown when recalled, in characters.
 const MAX_RECALLED_CHARS: usize = 600;
 
 /// The memory settings a project compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemoryConfig<'a> {
+pub struct MemorySettings<'a> {
     /// The namespaces memories may go to.
     pub namespaces: Vec<&'a str>,
     /// Shorthand → namespace.
@@ -62,9 +65,9 @@ pub struct MemoryConfig<'a> {
     pub private_tags: Vec<&'a str>,
 }
 
-impl Default for MemoryConfig<'static> {
+impl Default for MemorySettings<'static> {
     fn default() -> Self {
-        MemoryConfig {
+        MemorySettings {
             namespaces: DEFAULT_NAMESPACES.to_vec(),
             aliases: DEFAULT_ALIASES.to_vec(),
             private_tags: DEFAULT_PRIVATE_TAGS.to_vec(),
@@ -72,7 +75,7 @@ impl Default for MemoryConfig<'static> {
     }
 }
 
-impl MemoryConfig<'_> {
+impl MemorySettings<'_> {
     /// The namespace a memory goes to when none is named: `learnings`, or the first configured.
     pub fn fallback(&self) -> &str {
         if self.namespaces.contains(&FALLBACK_NAMESPACE) {
@@ -225,7 +228,7 @@ pub fn capture(
     rule: &str,
     text: &str,
     spec: CaptureSpec<'_>,
-    config: &MemoryConfig<'_>,
+    config: &MemorySettings<'_>,
 ) -> Vec<Captured> {
     let Some(text) = strip_private(text, &config.private_tags) else { return Vec::new() };
     let text = text.replace("\r\n", "\n");
@@ -269,7 +272,7 @@ enum Target<'t> {
 }
 
 /// Whether `text` has a memory marker.
-pub fn has_marker(text: &str, config: &MemoryConfig<'_>) -> bool {
+pub fn has_marker(text: &str, config: &MemorySettings<'_>) -> bool {
     strip_private(text, &config.private_tags).is_some_and(|text| !markers(&text, config).is_empty())
 }
 
@@ -278,7 +281,7 @@ pub fn has_marker(text: &str, config: &MemoryConfig<'_>) -> bool {
 /// runs to the end of the paragraph or the next line with a marker), `:::ns text:::` and
 /// `:::ns title` … `:::` blocks (`ns` a namespace or shorthand: `:::tip` is Markdown, not a
 /// marker).
-fn markers<'t>(text: &'t str, config: &MemoryConfig<'_>) -> Vec<(Target<'t>, &'t str)> {
+fn markers<'t>(text: &'t str, config: &MemorySettings<'_>) -> Vec<(Target<'t>, &'t str)> {
     let mut found: Vec<(Target<'t>, usize, usize)> = Vec::new();
     let mut lines = line_spans(text).peekable();
     // The marker whose text is still running: its target and where its text starts.
@@ -348,7 +351,7 @@ fn word(text: &str) -> Option<(&str, &str)> {
 
 /// The first marker of `line` that starts it or follows a space: its target and where its
 /// text starts in the line.
-fn inline_marker<'t>(line: &'t str, config: &MemoryConfig<'_>) -> Option<(Target<'t>, usize)> {
+fn inline_marker<'t>(line: &'t str, config: &MemorySettings<'_>) -> Option<(Target<'t>, usize)> {
     let mut from = 0;
     while let Some(offset) = line[from..].find(['[', '@']) {
         let at = from + offset;
@@ -685,7 +688,7 @@ mod tests {
     }
 
     fn captured(text: &str, spec: CaptureSpec<'_>) -> Vec<(String, String, Option<String>)> {
-        capture("p/r", text, spec, &MemoryConfig::default())
+        capture("p/r", text, spec, &MemorySettings::default())
             .into_iter()
             .map(|c| (c.namespace, c.text, c.note))
             .collect()
@@ -799,7 +802,7 @@ mod tests {
 
     #[test]
     fn configured_namespaces_and_aliases_are_honoured() {
-        let config = MemoryConfig {
+        let config = MemorySettings {
             namespaces: vec!["adr", "notes"],
             aliases: vec![("a", "adr")],
             private_tags: vec!["private"],

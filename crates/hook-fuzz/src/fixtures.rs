@@ -100,7 +100,7 @@ fn busy_state() -> SessionState {
 /// is panic, loop, or render an answer that is not one JSON object.
 pub(crate) fn exercise(engine: &Engine<'_>) {
     let settings = engine.settings();
-    let config = engine.memory_config().ok();
+    let config = engine.memory_settings().ok();
     for (kind, payload) in payloads() {
         for (state, bracket, mode) in [
             (SessionState::default(), Bracket::Fresh, Mode::Answer),

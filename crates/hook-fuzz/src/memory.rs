@@ -12,8 +12,8 @@
 use std::collections::BTreeSet;
 
 use hook_engine::memory::{
-    CaptureSpec, MAX_MEMORY_CHARS, MAX_QUERY_TERMS, MemoryConfig, capture, first_terms, has_marker,
-    path_terms, strip_private, terms,
+    CaptureSpec, MAX_MEMORY_CHARS, MAX_QUERY_TERMS, MemorySettings, capture, first_terms,
+    has_marker, path_terms, strip_private, terms,
 };
 
 use crate::Reached;
@@ -26,7 +26,7 @@ use crate::Reached;
 pub fn run(data: &[u8]) -> Reached {
     let Some((&choice, rest)) = data.split_first() else { return Reached::Rejected };
     let text = String::from_utf8_lossy(rest);
-    let mut config = MemoryConfig::default();
+    let mut config = MemorySettings::default();
     if choice & 8 != 0 {
         config.private_tags = vec!["private", "secret", "p"];
     }

@@ -53,7 +53,7 @@ pub fn run(data: &[u8]) -> Reached {
     sources(&artifact).unwrap_or_else(|err| panic!("a compiled artifact's sources: {err}"));
     let engine =
         Engine::new(artifact).unwrap_or_else(|err| panic!("a compiled artifact's engine: {err}"));
-    engine.memory_config().unwrap_or_else(|err| panic!("a compiled artifact's settings: {err}"));
+    engine.memory_settings().unwrap_or_else(|err| panic!("a compiled artifact's settings: {err}"));
     fixtures::exercise(&engine);
     Reached::Evaluated
 }

@@ -873,6 +873,16 @@ impl HookOutput {
         Ok(())
     }
 
+    /// Adds `notice` as a line of the `systemMessage`, when the event has one.
+    pub fn announce(&mut self, notice: String) {
+        if let Some(slot) = self.system_message_mut() {
+            *slot = Some(match slot.take() {
+                Some(message) => format!("{message}\n{notice}"),
+                None => notice,
+            });
+        }
+    }
+
     /// The `systemMessage` field, when the event has one.
     pub fn system_message_mut(&mut self) -> Option<&mut Option<String>> {
         Some(match self {

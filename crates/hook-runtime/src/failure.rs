@@ -10,7 +10,7 @@ use hook_engine::bounded::read_regular;
 use hook_model::{EventKind, HookInput, HookOutput, PermissionDecision};
 use serde_json::Value;
 
-use crate::notice::{announce, first_time};
+use crate::notice::first_time;
 use crate::respond::{Answer, Answered};
 use crate::state::Store;
 use crate::{Env, Installation};
@@ -154,7 +154,7 @@ pub(crate) fn handle(
             ),
         };
         let output = answer.output.get_or_insert_with(|| HookOutput::empty(kind));
-        announce(output, format!("hookpack: {note}; {told}."));
+        output.announce(format!("hookpack: {note}; {told}."));
     }
 }
 

@@ -9,16 +9,6 @@ use hook_model::EventKind;
 use crate::Installation;
 use crate::confined::{Confined, ConfinedDir};
 
-/// Adds a notice for the user to the answer's `systemMessage`, where the event shows one.
-pub(crate) fn announce(output: &mut hook_model::HookOutput, notice: String) {
-    if let Some(slot) = output.system_message_mut() {
-        *slot = Some(match slot.take() {
-            Some(message) => format!("{message}\n{notice}"),
-            None => notice,
-        });
-    }
-}
-
 /// How long a notice marker is kept: past it, the session is long gone.
 const NOTICE_MAX_AGE: std::time::Duration = std::time::Duration::from_hours(7 * 24);
 

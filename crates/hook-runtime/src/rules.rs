@@ -7,15 +7,14 @@ use std::time::UNIX_EPOCH;
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
 use hook_engine::artifact::{self, Artifact, ArtifactBytes, ArtifactError};
 use hook_engine::bounded::read_regular;
+use hook_engine::call::{CallIo, IoError, Plan};
 use hook_engine::memory;
-use hook_engine::{
-    Bracket, Engine, Evaluation, Facts, Mode, Once, RecallFrom, Response, SessionState, respond,
-};
-use hook_model::{EventKind, HookInput};
+use hook_engine::{Bracket, Engine, Mode, Response, SessionState, Settings};
+use hook_model::HookInput;
 use serde_json::Value;
 
 use crate::confined::Confined;
-use crate::notice::{announce, first_time};
+use crate::notice::first_time;
 use crate::respond::{Answer, Answered};
 use crate::state::{self, Session, Store};
 use crate::transcript;
@@ -86,7 +85,7 @@ pub(crate) fn answer(
         }
     };
     if let Some(notice) = notice {
-        announce(&mut response.output, notice);
+        response.output.announce(notice);
     }
     // PreCompact's context is compaction instructions: Claude Code appends a hook's plain
     // stdout to them (and would append JSON too, as text), unless the hook blocks.
@@ -128,13 +127,13 @@ impl Drop for Held {
 }
 
 /// Evaluates the event with its session state (read and saved under the state's write lock
-/// when its rules need it) and its bracket (read when a rule or the budget needs it). Problems
-/// with the state fail open: the answer is given without it and the problems returned.
+/// when its rules need it) and its bracket (read when a rule or the budget needs it): the
+/// steps of [`hook_engine::call`], with the session store and the transcript. Problems with the
+/// state fail open: the answer is given without it and the problems returned.
 ///
 /// Nothing that can block runs under the write lock: the transcript's tail is read before it
 /// is taken, and recall reads only this database (indexed, bounded by its size; about 0.1 ms
 /// among 2,000 memories), which no other process can hold up while this hook has the lock.
-#[allow(clippy::too_many_lines, reason = "one event's way through the state, in order")]
 fn evaluate(
     engine: &Engine<'_>,
     input: &HookInput,
@@ -143,165 +142,61 @@ fn evaluate(
     env: &Env,
 ) -> Result<(Response, Vec<String>), ArtifactError> {
     let kind = input.kind();
-    let settings = engine.settings();
-    let mut problems = Vec::new();
-
-    let mut facts = Facts {
-        kind,
-        payload,
-        project_root: match installation {
-            Installation::Project { root, .. } => Some(root.as_path()),
-            Installation::User { .. } => env.project_dir.as_deref(),
-        },
-        state: SessionState::default(),
-        bracket: Bracket::default(),
+    let project_root = match installation {
+        Installation::Project { root, .. } => Some(root.as_path()),
+        Installation::User { .. } => env.project_dir.as_deref(),
     };
-
-    // The session state, under its write lock until saved: opened when the event keeps books
-    // some rule relies on, or when a rule that uses the state has its other conditions met.
-    let keeps_books = match kind {
-        EventKind::UserPromptSubmit => settings.counts_prompts,
-        EventKind::PreCompact => settings.counts_compactions || settings.writes_handoff,
-        EventKind::SessionStart => {
-            settings.counts_compactions && hook_model::follows_compaction(kind, payload)
-        }
-        _ => false,
-    };
-    // One keyword scan serves both questions: whether the state is needed, and what fires.
-    let scan = engine.scan(&facts, Mode::Answer)?;
-    let opens =
-        settings.opens_state(kind) && (keeps_books || engine.state_rules_apply(&scan, &facts)?);
+    let plan = Plan::new(engine, kind, payload, project_root, Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
-    // The transcript's tail, read before the lock is taken: the bracket may be needed under
-    // it (for a rule, or for the budget of an event that takes context), and a slow file (the
-    // payload names it) must not hold up the project's other hooks.
-    let may_need_bracket = settings.needs_bracket || kind.accepts_additional_context();
-    let tail = (opens && may_need_bracket).then(|| transcript::usage(transcript));
     let mut store = None;
+    let (call, mut problems, damaged) = {
+        let mut io = HookIo {
+            session: None,
+            // The transcript's tail, read before the lock is taken: a slow file (the payload
+            // names it) must not hold up the project's other hooks.
+            tail: (plan.opens && plan.may_need_bracket).then(|| transcript::usage(transcript)),
+            transcript,
+            payload,
+            settings: engine.settings(),
+            env,
+            problems: Vec::new(),
+            damaged: None,
+        };
+        if plan.opens {
+            // A dry run (`hookpack explain`) saves nothing (its transaction is never committed),
+            // and where there is no database yet it works on an empty one in memory instead of
+            // creating the file. Nor does it set aside a database it finds unusable: it works on
+            // an empty one and says why.
+            let database = crate::state::database_path(installation.dir());
+            let opened = if env.dry_run && !database.is_file() {
+                Store::scratch()
+            } else if env.dry_run
+                && let state::Diagnosis::Unusable(why) = state::diagnose(installation.dir())
+            {
+                io.problems.push(format!(
+                    "session state unusable ({why}); a new session assumed (the next hook sets the \
+                     database aside)"
+                ));
+                Store::scratch()
+            } else {
+                Store::open(installation)
+            };
+            match opened {
+                Ok(opened) => store = Some(opened),
+                Err(err) => io.problems.push(state_problem(&err)),
+            }
+        }
+        match store.as_mut().map(|store| store.session(&input.common.session_id)) {
+            Some(Ok(session)) => io.session = Some(session),
+            Some(Err(err)) => io.failed(&err),
+            None => {}
+        }
+        let call = plan.run(&mut io)?;
+        (call, io.problems, io.damaged)
+    };
+    problems.extend(call.problems);
     // Damage an operation found after the database opened (in pages its opening did not
     // read): the database is set aside once this hook is done with it.
-    let mut damaged: Option<String> = None;
-    if opens {
-        // A dry run (`hookpack explain`) saves nothing (its transaction is never committed),
-        // and where there is no database yet it works on an empty one in memory instead of
-        // creating the file.
-        // Nor does it set aside a database it finds unusable: it works on an empty one and
-        // says why.
-        let database = crate::state::database_path(installation.dir());
-        let opened = if env.dry_run && !database.is_file() {
-            Store::scratch()
-        } else if env.dry_run
-            && let state::Diagnosis::Unusable(why) = state::diagnose(installation.dir())
-        {
-            problems.push(format!(
-                "session state unusable ({why}); a new session assumed (the next hook sets the \
-                 database aside)"
-            ));
-            Store::scratch()
-        } else {
-            Store::open(installation)
-        };
-        match opened {
-            Ok(opened) => store = Some(opened),
-            Err(err) => problems.push(state_problem(&err)),
-        }
-    }
-    let mut session = match store.as_mut().map(|store| store.session(&input.common.session_id)) {
-        Some(Ok(session)) => Some(session),
-        Some(Err(err)) => {
-            damaged = damaged.or(state::damaged(&err));
-            problems.push(state_problem(&err));
-            None
-        }
-        None => None,
-    };
-    if let Some(session) = &session {
-        facts.state = session.before.clone();
-        // A session's first use of the state clears out the sessions gone stale.
-        if session.is_new()
-            && let Err(err) = session.remove_older_than(settings.max_age_days)
-        {
-            problems.push(format!("old sessions not removed ({err})"));
-        }
-    }
-    facts.state.begin(kind, payload);
-
-    let window_tokens = env.window_tokens.unwrap_or(settings.window_tokens);
-    let read_bracket = |state: &SessionState| {
-        let prompts = state.prompts_since_compaction;
-        match &tail {
-            Some(tail) => {
-                transcript::reading_from(tail, payload, &settings, window_tokens, prompts)
-            }
-            // No lock is held: the state was not opened.
-            None => transcript::reading(transcript, payload, &settings, window_tokens, prompts),
-        }
-        .bracket
-    };
-    let mut bracket =
-        (settings.needs_bracket && session.is_some()).then(|| read_bracket(&facts.state));
-    facts.bracket = bracket.unwrap_or_default();
-    let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
-    let mut recalled = Vec::new();
-    match &mut session {
-        Some(session) => match memories(engine, session, &mut evaluation, kind, payload) {
-            Ok(given) => recalled = given,
-            Err(err) => {
-                if let Some(err) = err.downcast_ref::<rusqlite::Error>() {
-                    damaged = damaged.or(state::damaged(err));
-                }
-                // What was stored may still commit with the session; promise nothing.
-                evaluation.captures.clear();
-                problems.push(format!("memories unavailable ({err})"));
-            }
-        },
-        // Nothing to store them in: say so rather than confirm them.
-        None => evaluation.captures.clear(),
-    }
-    // The budget depends on the bracket; read it only when the context could exceed the
-    // smallest budget.
-    let smallest = Bracket::ALL.map(|b| settings.budget_chars(b)).into_iter().min().unwrap_or(0);
-    if bracket.is_none() && evaluation.context_chars() > smallest {
-        bracket = Some(read_bracket(&facts.state));
-    }
-    let budget = bracket.map_or(smallest, |b| settings.budget_chars(b));
-    let mut response = respond(kind, &evaluation, Some(budget));
-
-    if let Some(session) = session.take() {
-        // What the store keeps for the user (a database set aside), given by the first event
-        // that shows a `systemMessage`, once: taken in this transaction.
-        if kind.shows_system_message_in_every_mode()
-            && response.output.system_message_mut().is_some()
-            && !env.dry_run
-        {
-            match session.take_notices() {
-                Ok(notices) => notices.into_iter().for_each(|n| announce(&mut response.output, n)),
-                Err(err) => {
-                    damaged = damaged.or(state::damaged(&err));
-                    problems.push(format!("notices unavailable ({err})"));
-                }
-            }
-        }
-        let mut after = evaluation.state.clone();
-        let dropped: std::collections::BTreeSet<&String> = response.dropped.iter().collect();
-        for fired in &evaluation.fired {
-            if fired.once.is_some() && fired.context.is_some() && !dropped.contains(&fired.id) {
-                after.injected.insert(fired.id.clone(), after.compactions);
-            }
-        }
-        for (rule, memory) in recalled {
-            if !dropped.contains(&rule) {
-                after.injected.insert(memory_key(memory), after.compactions);
-            }
-        }
-        if env.dry_run {
-            drop(session);
-        } else if let Err(err) = session.save(&after, bracket) {
-            damaged = damaged.or(state::damaged(&err));
-            problems.push(state_problem(&err));
-        }
-    }
-    drop(session);
     if let (Some(why), Some(store)) = (damaged, store)
         && !env.dry_run
     {
@@ -317,8 +212,116 @@ fn evaluate(
             )),
         }
     }
+    Ok((call.response, problems))
+}
 
-    Ok((response, problems))
+/// What a hook reads and keeps: the session in the store (under its write lock), the
+/// transcript for the bracket.
+struct HookIo<'s, 'p> {
+    session: Option<Session<'s>>,
+    tail: Option<std::io::Result<(transcript::Usage, u64)>>,
+    transcript: &'p Path,
+    payload: &'p Value,
+    settings: Settings,
+    env: &'p Env,
+    problems: Vec<String>,
+    /// Why the database is damaged, when an operation found it so.
+    damaged: Option<String>,
+}
+
+impl HookIo<'_, '_> {
+    /// Notes a store failure: a problem, and the damage it shows.
+    fn failed(&mut self, err: &rusqlite::Error) {
+        self.damaged = self.damaged.take().or_else(|| state::damaged(err));
+        self.problems.push(state_problem(err));
+    }
+
+    /// A store failure of a memory operation: the call says what it could not do.
+    fn memory_failed(&mut self, err: rusqlite::Error) -> IoError {
+        self.damaged = self.damaged.take().or_else(|| state::damaged(&err));
+        Box::new(err)
+    }
+
+    fn session(&self) -> Result<&Session<'_>, IoError> {
+        self.session.as_ref().ok_or_else(|| "the session is not open".into())
+    }
+}
+
+impl CallIo for HookIo<'_, '_> {
+    fn open_state(&mut self, settings: &Settings) -> Option<SessionState> {
+        let session = self.session.as_ref()?;
+        // A session's first use of the state clears out the sessions gone stale.
+        if session.is_new()
+            && let Err(err) = session.remove_older_than(settings.max_age_days)
+        {
+            self.problems.push(format!("old sessions not removed ({err})"));
+        }
+        self.session.as_ref().map(|s| s.before.clone())
+    }
+
+    fn bracket(&mut self, state: &SessionState) -> Bracket {
+        let window_tokens = self.env.window_tokens.unwrap_or(self.settings.window_tokens);
+        let prompts = state.prompts_since_compaction;
+        let (payload, settings) = (self.payload, &self.settings);
+        match &self.tail {
+            Some(tail) => transcript::reading_from(tail, payload, settings, window_tokens, prompts),
+            // No lock is held: the state was not opened.
+            None => transcript::reading(self.transcript, payload, settings, window_tokens, prompts),
+        }
+        .bracket
+    }
+
+    fn recall(&mut self, recall: &memory::Recall) -> Result<Vec<memory::Memory>, IoError> {
+        let found = self.session()?.recall(recall);
+        found.map_err(|err| self.memory_failed(err))
+    }
+
+    fn recent_memories(&mut self) -> Result<Vec<memory::Memory>, IoError> {
+        let found = self.session()?.recent_memories();
+        found.map_err(|err| self.memory_failed(err))
+    }
+
+    fn handoff(&mut self) -> Result<Option<String>, IoError> {
+        let found = self.session()?.handoff();
+        found.map_err(|err| self.memory_failed(err))
+    }
+
+    fn set_handoff(&mut self, handoff: Option<String>) {
+        if let Some(session) = &mut self.session {
+            session.set_handoff(handoff);
+        }
+    }
+
+    fn remember(&mut self, captured: &memory::Captured) -> Result<(), IoError> {
+        let stored = self.session()?.remember(captured);
+        stored.map(drop).map_err(|err| self.memory_failed(err))
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        // What the store keeps for the user (a database set aside), taken in this
+        // transaction; a dry run leaves it for the hook that will show it.
+        let Some(session) = self.session.as_ref().filter(|_| !self.env.dry_run) else {
+            return Vec::new();
+        };
+        match session.take_notices() {
+            Ok(notices) => notices,
+            Err(err) => {
+                self.damaged = self.damaged.take().or_else(|| state::damaged(&err));
+                self.problems.push(format!("notices unavailable ({err})"));
+                Vec::new()
+            }
+        }
+    }
+
+    fn save(&mut self, after: &SessionState, bracket: Option<Bracket>) {
+        let Some(session) = self.session.take() else { return };
+        if self.env.dry_run {
+            return;
+        }
+        if let Err(err) = session.save(after, bracket) {
+            self.failed(&err);
+        }
+    }
 }
 
 /// The stderr note of a state failure: the rules still answered; what this event would have
@@ -335,82 +338,6 @@ fn state_problem(err: &rusqlite::Error) -> String {
             "session state unavailable ({err}); this event's counts, flags and memories were not saved"
         )
     }
-}
-
-/// How the `once` ledger names a memory given since the last compaction.
-fn memory_key(id: i64) -> String {
-    format!("memory#{id}")
-}
-
-/// Memories a recall may look past because they were already given.
-const RECALL_LOOKAHEAD: usize = 8;
-
-/// The memory side of an event, in the session's transaction: stores what the rules captured,
-/// adds what they recall to their context (each memory once between compactions), and keeps
-/// the compaction handoff — written by `PreCompact`, given (and cleared) by the `SessionStart`
-/// after the compaction. Returns the memories recalled, each with its rule.
-fn memories(
-    engine: &Engine<'_>,
-    session: &mut Session<'_>,
-    evaluation: &mut Evaluation,
-    kind: EventKind,
-    payload: &Value,
-) -> Result<Vec<(String, i64)>, Box<dyn std::error::Error>> {
-    let compacted = hook_model::follows_compaction(kind, payload);
-    let handoff =
-        |session: &Session<'_>, state: &SessionState| -> Result<_, Box<dyn std::error::Error>> {
-            let active = engine.active_rules(state)?;
-            Ok(memory::handoff(state, &active, &session.recent_memories()?))
-        };
-    // The handoff PreCompact wrote (made now when that hook did not run); on PreCompact, the
-    // one it is writing, which goes into the compaction instructions.
-    let recalls_handoff = evaluation
-        .fired
-        .iter()
-        .any(|f| f.recall.as_ref().is_some_and(|r| r.from == RecallFrom::Handoff));
-    let mut handoff_text = None;
-    if compacted && recalls_handoff {
-        handoff_text = match session.handoff()? {
-            Some(text) => Some(text),
-            None => handoff(session, &evaluation.state)?,
-        };
-    } else if kind == EventKind::PreCompact && recalls_handoff {
-        handoff_text = handoff(session, &evaluation.state)?;
-    }
-    let gave_handoff = compacted && handoff_text.is_some();
-
-    let state = &evaluation.state;
-    let fresh = |m: &memory::Memory| !state.already_injected(&memory_key(m.id), Once::Compaction);
-    let mut recalled = Vec::new();
-    for fired in &mut evaluation.fired {
-        let Some(recall) = &fired.recall else { continue };
-        let found = if recall.from == RecallFrom::Handoff {
-            handoff_text.take()
-        } else {
-            let wider = memory::Recall { max: recall.max + RECALL_LOOKAHEAD, ..recall.clone() };
-            let memories: Vec<_> =
-                session.recall(&wider)?.into_iter().filter(fresh).take(recall.max).collect();
-            recalled.extend(memories.iter().map(|m| (fired.id.clone(), m.id)));
-            memory::render_recalled(&memories)
-        };
-        if let Some(found) = found {
-            fired.add_recalled(found);
-        }
-    }
-    // Stored after the recalls, so that a prompt does not recall what it just said.
-    let stored: Result<Vec<_>, _> =
-        evaluation.captures.iter().map(|c| session.remember(c)).collect();
-    if let Err(err) = stored {
-        evaluation.captures.clear();
-        return Err(err.into());
-    }
-    if kind == EventKind::PreCompact && engine.settings().writes_handoff {
-        let text = handoff(session, &evaluation.state)?;
-        session.set_handoff(text);
-    } else if gave_handoff {
-        session.set_handoff(None);
-    }
-    Ok(recalled)
 }
 
 /// Why the artifact cannot be used.

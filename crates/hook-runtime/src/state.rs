@@ -136,9 +136,6 @@ CREATE TABLE IF NOT EXISTS notices (
 );
 ";
 
-/// The most memories a session's handoff lists.
-const HANDOFF_MEMORIES: u32 = 5;
-
 /// The most failures kept in the log.
 const MAX_FAILURES_KEPT: i64 = 200;
 
@@ -514,7 +511,7 @@ impl Session<'_> {
              WHERE session = ?1 ORDER BY id DESC LIMIT ?2",
         )?;
         let mut recent: Vec<Memory> = statement
-            .query_map(params![self.id, HANDOFF_MEMORIES], memory_row)?
+            .query_map(params![self.id, memory::HANDOFF_MEMORIES], memory_row)?
             .collect::<Result<_, _>>()?;
         recent.reverse();
         Ok(recent)

@@ -7,6 +7,7 @@
 
 mod commands;
 mod doctor;
+mod explain;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -138,7 +139,7 @@ fn main() -> ExitCode {
             doctor::doctor(&commands::layout(args.project.as_deref(), args.user), args.json)
         }
         "test" => commands::test(&commands::layout(args.project.as_deref(), args.user)),
-        "explain" => commands::explain(
+        "explain" => explain::explain(
             &commands::layout(args.project.as_deref(), args.user),
             args.payload.as_deref().unwrap_or("-"),
         ),

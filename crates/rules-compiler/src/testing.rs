@@ -4,8 +4,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use hook_engine::artifact::{AlignedBytes, Artifact};
-use hook_engine::memory::{self, Memory, RecallFrom};
-use hook_engine::{Engine, Facts, Mode, SessionState};
+use hook_engine::call::{CallIo, IoError};
+use hook_engine::memory::{self, Captured, Memory, Recall};
+use hook_engine::{Bracket, Engine, Mode, SessionState};
 use serde_json::{Value, json};
 
 use crate::compile::{ConfigSettings, Sources, compile};
@@ -173,24 +174,23 @@ fn run_test(
     test: &PackTest,
     own_rules: bool,
 ) -> Result<(TestOutcome, Vec<String>), Error> {
-    let settings = engine.settings();
     let payload = with_defaults(&test.event);
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(TEST_CWD).to_owned();
     let given = &test.given;
-    let mut state = initial_state(given);
-    // The books the hook keeps before the rules see the state (the prompt counted, …).
-    state.begin(test.kind, &payload);
-    let facts = Facts {
-        kind: test.kind,
-        payload: &payload,
-        project_root: Some(Path::new(&cwd)),
-        state,
-        bracket: given.bracket,
-    };
-    let mut evaluation = engine.evaluate(&facts, Mode::Explain)?;
-    recall(engine, &facts, given, &mut evaluation)?;
-    let budget = settings.budget_chars(given.bracket);
-    let response = hook_engine::respond(test.kind, &evaluation, Some(budget));
+    // The hook's own steps, with the test's `given` standing for the store and the transcript.
+    let mut io = Fixture::new(given);
+    let call = hook_engine::call::call(
+        engine,
+        test.kind,
+        &payload,
+        Some(Path::new(&cwd)),
+        Mode::Explain,
+        &mut io,
+    )?;
+    let (evaluation, response) = (&call.evaluation, &call.response);
+    // What the store holds after the event: what the hook saved, or, when it did not open the
+    // state, what it held before.
+    let after = io.saved.unwrap_or(io.state);
     let expect = &test.expect;
     let mut failures = Vec::new();
 
@@ -225,7 +225,7 @@ fn run_test(
         let (contains, excludes) = (&expect.answer_contains, &expect.answer_excludes);
         substrings("answer", &answer, &answer, contains, excludes, &mut failures);
     }
-    check_state(expect, &evaluation.state, &mut failures);
+    check_state(expect, &after, &mut failures);
     if let Some(bracket) = expect.bracket
         && bracket != given.bracket
     {
@@ -235,7 +235,7 @@ fn run_test(
             given.bracket.as_str()
         ));
     }
-    check_captures(expect.captures.as_deref(), &evaluation, &mut failures);
+    check_captures(expect.captures.as_deref(), evaluation, &mut failures);
     if !failures.is_empty() {
         let mut detail = format!("fired: [{}]", fired.join(", "));
         // Why each other rule did not fire: of the pack's rules, not of a whole project's.
@@ -280,44 +280,66 @@ fn check_state(expect: &Expectation, got: &SessionState, failures: &mut Vec<Stri
     }
 }
 
-/// Fills the recalls of `evaluation` from the memories the test gives, which stand for the
-/// store (oldest first, all of this session); the handoff is made from the test's state.
-fn recall(
-    engine: &Engine<'_>,
-    facts: &Facts<'_>,
-    given: &Given,
-    evaluation: &mut hook_engine::Evaluation,
-) -> Result<(), Error> {
-    let memories: Vec<Memory> = given
-        .memories
-        .iter()
-        .zip(1..)
-        .map(|((namespace, text), id)| Memory {
-            id,
-            namespace: namespace.clone(),
-            text: text.clone(),
-            confidence: 1.0,
-            created: 0,
-        })
-        .collect();
-    for fired in &mut evaluation.fired {
-        let Some(recall) = &fired.recall else { continue };
-        let found = match recall.from {
-            RecallFrom::Handoff => {
-                let active = engine.active_rules(&facts.state)?;
-                memory::handoff(&facts.state, &active, &memories)
-            }
-            RecallFrom::Path | RecallFrom::Prompt => {
-                let found: Vec<Memory> =
-                    memory::search(&memories, recall).into_iter().cloned().collect();
-                memory::render_recalled(&found)
-            }
-        };
-        if let Some(found) = found {
-            fired.add_recalled(found);
-        }
+/// What a test's `given` stands for: the session's state, its bracket and its memories (oldest
+/// first, all of this session; the handoff is made from the state, as by a hook whose
+/// `PreCompact` did not run).
+struct Fixture {
+    state: SessionState,
+    bracket: Bracket,
+    memories: Vec<Memory>,
+    /// The state the call saved.
+    saved: Option<SessionState>,
+}
+
+impl Fixture {
+    fn new(given: &Given) -> Fixture {
+        let memories = given
+            .memories
+            .iter()
+            .zip(1..)
+            .map(|((namespace, text), id)| Memory {
+                id,
+                namespace: namespace.clone(),
+                text: text.clone(),
+                confidence: 1.0,
+                created: 0,
+            })
+            .collect();
+        Fixture { state: initial_state(given), bracket: given.bracket, memories, saved: None }
     }
-    Ok(())
+}
+
+impl CallIo for Fixture {
+    fn open_state(&mut self, _: &hook_engine::Settings) -> Option<SessionState> {
+        Some(self.state.clone())
+    }
+
+    fn bracket(&mut self, _: &SessionState) -> Bracket {
+        self.bracket
+    }
+
+    fn recall(&mut self, recall: &Recall) -> Result<Vec<Memory>, IoError> {
+        Ok(memory::search(&self.memories, recall).into_iter().cloned().collect())
+    }
+
+    fn recent_memories(&mut self) -> Result<Vec<Memory>, IoError> {
+        let keep = memory::HANDOFF_MEMORIES as usize;
+        Ok(self.memories[self.memories.len().saturating_sub(keep)..].to_vec())
+    }
+
+    fn handoff(&mut self) -> Result<Option<String>, IoError> {
+        Ok(None)
+    }
+
+    fn set_handoff(&mut self, _: Option<String>) {}
+
+    fn remember(&mut self, _: &Captured) -> Result<(), IoError> {
+        Ok(())
+    }
+
+    fn save(&mut self, after: &SessionState, _: Option<Bracket>) {
+        self.saved = Some(after.clone());
+    }
 }
 
 /// Whether exactly the `wanted` memories were captured.

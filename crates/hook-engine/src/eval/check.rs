@@ -171,7 +171,7 @@ impl<'a> Engine<'a> {
         }
 
         if r.captures_markers() {
-            let config = self.memory_config_with(effort)?;
+            let config = self.memory_settings_with(effort)?;
             let texts = self.texts(effort, facts, r.field())?;
             for text in &texts {
                 memory_scan(effort, text.len(), &config)?;

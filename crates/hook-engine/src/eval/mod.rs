@@ -24,7 +24,7 @@ use crate::artifact::{
     Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, RuleView,
     SettingsRecord, StrRef, Words,
 };
-use crate::memory::{self, CaptureSpec, Captured, MemoryConfig, Recall};
+use crate::memory::{self, CaptureSpec, Captured, MemorySettings, Recall};
 use crate::rule::{Decision, RecallFrom};
 pub use crate::session::{Bracket, SessionState, Settings};
 use crate::text::{default_text, field_text};
@@ -134,14 +134,14 @@ impl<'a> Engine<'a> {
     /// # Errors
     ///
     /// When the settings section is damaged.
-    pub fn memory_config(&self) -> Result<MemoryConfig<'a>, ArtifactError> {
-        self.memory_config_with(&self.effort())
+    pub fn memory_settings(&self) -> Result<MemorySettings<'a>, ArtifactError> {
+        self.memory_settings_with(&self.effort())
     }
 
-    fn memory_config_with(&self, effort: &Effort) -> Result<MemoryConfig<'a>, ArtifactError> {
+    fn memory_settings_with(&self, effort: &Effort) -> Result<MemorySettings<'a>, ArtifactError> {
         let record = SettingsRecord::read(self.artifact.settings());
         let aliases = self.strings(effort, record.aliases)?;
-        Ok(MemoryConfig {
+        Ok(MemorySettings {
             namespaces: self.strings(effort, record.namespaces)?,
             aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
             private_tags: self.strings(effort, record.private_tags)?,
@@ -297,7 +297,7 @@ impl<'a> Engine<'a> {
             confidence: capture.confidence,
             markers: capture.markers,
         };
-        let config = self.memory_config_with(effort)?;
+        let config = self.memory_settings_with(effort)?;
         for text in self.texts(effort, facts, r.field())? {
             // What it captures is at most the text, kept.
             memory_scan(effort, text.len(), &config)?;
@@ -739,7 +739,7 @@ fn rewritten(
 fn memory_scan(
     effort: &Effort,
     len: usize,
-    config: &MemoryConfig<'_>,
+    config: &MemorySettings<'_>,
 ) -> Result<(), ArtifactError> {
     let per_byte = 1 + config.private_tags.len() + config.namespaces.len() + config.aliases.len();
     effort.scan(len.saturating_mul(per_byte))

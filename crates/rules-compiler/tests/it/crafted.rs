@@ -229,7 +229,7 @@ fn run_hooks(bytes: &[u8], payloads: &[(EventKind, Value)]) {
     let _ = sources(&artifact);
     let Ok(engine) = Engine::new(artifact) else { return };
     let settings = engine.settings();
-    let _ = engine.memory_config();
+    let _ = engine.memory_settings();
     let mut state = SessionState { agent: Some("dev".into()), ..SessionState::default() };
     state.flags.insert("dev-mode".into());
     let _ = engine.active_rules(&state);

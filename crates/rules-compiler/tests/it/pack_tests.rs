@@ -401,3 +401,36 @@ expect = { decision = "deny", rules = ["g/rm-root"] }
         assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
     }
 }
+
+/// A test walks the hook's own steps: a memory the session was already given since the last
+/// compaction (`given.injected` names it, as the hook's ledger does) is not recalled again,
+/// and the next one that shares the terms takes its place.
+#[test]
+fn memories_already_given_are_not_recalled_again() {
+    let pack = pack(
+        r##"
+[pack]
+name = "m"
+
+[[rule]]
+id = "recall"
+on = "UserPromptSubmit"
+recall = { from = "prompt", max = 1 }
+
+[[test]]
+name = "the first memory, when none was given"
+event = { hook_event_name = "UserPromptSubmit", prompt = "how are tokens signed" }
+given = { memories = [{ namespace = "decisions", text = "tokens are signed with RS256" }, { namespace = "learnings", text = "tokens are signed in the gateway" }] }
+expect = { context_contains = ["#2"], context_excludes = ["#1"] }
+
+[[test]]
+name = "the next memory, when the first was given"
+event = { hook_event_name = "UserPromptSubmit", prompt = "how are tokens signed" }
+given = { injected = ["memory#2"], memories = [{ namespace = "decisions", text = "tokens are signed with RS256" }, { namespace = "learnings", text = "tokens are signed in the gateway" }] }
+expect = { context_contains = ["#1"], context_excludes = ["#2"] }
+"##,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}

@@ -1,0 +1,326 @@
+//! One hook call, the same wherever it is answered: a hook (`hook-runtime`), a pack's
+//! `[[test]]` (`rules-compiler`) and `hookpack explain` walk these steps, and differ only in
+//! what they read and keep, the [`CallIo`] each brings: a hook its session store and the
+//! transcript, a test what its `given` says, explain the store read-only.
+//!
+//! The steps: scan the event's texts once; open the session state only when the event keeps
+//! books a rule relies on or a rule that uses it has its other conditions met; count what the
+//! event counts; read the bracket only when a rule or the budget needs it; evaluate; recall
+//! (each memory once between compactions) and store what was captured; answer within the
+//! budget; keep what was given `once`, and save.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use hook_model::EventKind;
+use serde_json::Value;
+
+use crate::answer::{Response, respond};
+use crate::artifact::ArtifactError;
+use crate::eval::{Engine, Evaluation, Facts, Mode, Scan};
+use crate::memory::{self, Captured, Memory, Recall};
+use crate::rule::{Once, RecallFrom};
+use crate::session::{Bracket, SessionState, Settings};
+
+/// Why a store could not do what a call asked.
+pub type IoError = Box<dyn std::error::Error>;
+
+/// What a call reads and keeps outside the artifact and the payload.
+pub trait CallIo {
+    /// The session's state as the event found it, held open until [`CallIo::save`]; `None`
+    /// when it cannot be had (the store says why in its own problems; the call goes on
+    /// without it). Asked only when [`Plan::opens`].
+    fn open_state(&mut self, settings: &Settings) -> Option<SessionState>;
+
+    /// The context bracket of the session whose state is `state`.
+    fn bracket(&mut self, state: &SessionState) -> Bracket;
+
+    /// Stored memories that `recall` finds, best first, at most `recall.max`.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    fn recall(&mut self, recall: &Recall) -> Result<Vec<Memory>, IoError>;
+
+    /// The session's most recent memories, for a handoff.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    fn recent_memories(&mut self) -> Result<Vec<Memory>, IoError>;
+
+    /// The handoff the last `PreCompact` kept.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be read.
+    fn handoff(&mut self) -> Result<Option<String>, IoError>;
+
+    /// Keeps the handoff (`None`: clears it), saved with the state.
+    fn set_handoff(&mut self, handoff: Option<String>);
+
+    /// Stores a memory the rules captured.
+    ///
+    /// # Errors
+    ///
+    /// When the store cannot be written.
+    fn remember(&mut self, captured: &Captured) -> Result<(), IoError>;
+
+    /// What the store keeps to tell the user once (a database set aside): given by the first
+    /// event that shows a `systemMessage`.
+    fn take_notices(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Keeps the state after the call (and the bracket read, if any).
+    fn save(&mut self, after: &SessionState, bracket: Option<Bracket>);
+}
+
+/// What a call found and answers.
+#[derive(Debug)]
+pub struct Call {
+    /// The answer.
+    pub response: Response,
+    /// What the rules found.
+    pub evaluation: Evaluation,
+    /// Whether the session state was opened (and is what the rules saw).
+    pub opened: bool,
+    /// The state the rules saw: as the event found it, its books kept.
+    pub state: SessionState,
+    /// The bracket, when it was read.
+    pub bracket: Option<Bracket>,
+    /// The budget the context was fitted into, in characters.
+    pub budget: usize,
+    /// What went wrong on the way (the answer was given without it).
+    pub problems: Vec<String>,
+}
+
+/// Memories a recall may look past because they were already given.
+const RECALL_LOOKAHEAD: u32 = 8;
+
+/// How the `once` ledger names a memory given since the last compaction.
+pub fn memory_key(id: i64) -> String {
+    format!("memory#{id}")
+}
+
+/// Answers one event: `payload` (of `kind`), for a project rooted at `project_root`, with `io`.
+///
+/// # Errors
+///
+/// When the artifact is damaged where this event reads it.
+pub fn call(
+    engine: &Engine<'_>,
+    kind: EventKind,
+    payload: &Value,
+    project_root: Option<&Path>,
+    mode: Mode,
+    io: &mut dyn CallIo,
+) -> Result<Call, ArtifactError> {
+    Plan::new(engine, kind, payload, project_root, mode)?.run(io)
+}
+
+/// A call's first step, before anything is read from outside: the event's texts scanned, and
+/// whether the session state is needed. A hook opens its store between this and [`Plan::run`]
+/// (its session borrows the store, and the transcript must be read before the state's lock
+/// is taken).
+pub struct Plan<'e, 'a, 'p> {
+    engine: &'e Engine<'a>,
+    facts: Facts<'p>,
+    scan: Scan<'p>,
+    settings: Settings,
+    /// Whether the session state must be opened: the event keeps books some rule relies on,
+    /// or a rule that uses the state has its other conditions met.
+    pub opens: bool,
+    /// Whether the bracket may be read while the state is open (for a rule, or for the budget
+    /// of an event that takes context).
+    pub may_need_bracket: bool,
+}
+
+impl std::fmt::Debug for Plan<'_, '_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("kind", &self.facts.kind)
+            .field("opens", &self.opens)
+            .field("may_need_bracket", &self.may_need_bracket)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
+    /// Scans the event and decides whether it needs the state.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn new(
+        engine: &'e Engine<'a>,
+        kind: EventKind,
+        payload: &'p Value,
+        project_root: Option<&'p Path>,
+        mode: Mode,
+    ) -> Result<Self, ArtifactError> {
+        let settings = engine.settings();
+        let facts = Facts {
+            kind,
+            payload,
+            project_root,
+            state: SessionState::default(),
+            bracket: Bracket::default(),
+        };
+        let keeps_books = match kind {
+            EventKind::UserPromptSubmit => settings.counts_prompts,
+            EventKind::PreCompact => settings.counts_compactions || settings.writes_handoff,
+            EventKind::SessionStart => {
+                settings.counts_compactions && hook_model::follows_compaction(kind, payload)
+            }
+            _ => false,
+        };
+        // One keyword scan serves both questions: whether the state is needed, and what fires.
+        let scan = engine.scan(&facts, mode)?;
+        let opens = settings.opens_state(kind)
+            && (keeps_books || engine.state_rules_apply(&scan, &facts)?);
+        let may_need_bracket = settings.needs_bracket || kind.accepts_additional_context();
+        Ok(Plan { engine, facts, scan, settings, opens, may_need_bracket })
+    }
+
+    /// The rest of the call, with `io`.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn run(self, io: &mut dyn CallIo) -> Result<Call, ArtifactError> {
+        let Plan { engine, mut facts, scan, settings, opens, .. } = self;
+        let (kind, payload) = (facts.kind, facts.payload);
+        let mut problems = Vec::new();
+        let opened = if opens { io.open_state(&settings) } else { None };
+        if let Some(state) = &opened {
+            facts.state = state.clone();
+        }
+        facts.state.begin(kind, payload);
+
+        let mut bracket =
+            (settings.needs_bracket && opened.is_some()).then(|| io.bracket(&facts.state));
+        facts.bracket = bracket.unwrap_or_default();
+        let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
+        let mut recalled = Vec::new();
+        if opened.is_some() {
+            match memories(engine, io, &mut evaluation, kind, payload, &settings) {
+                Ok(given) => recalled = given,
+                Err(err) => {
+                    // What was stored may still be kept with the session; promise nothing.
+                    evaluation.captures.clear();
+                    problems.push(format!("memories unavailable ({err})"));
+                }
+            }
+        } else {
+            // Nothing to keep them in: say so rather than confirm them.
+            evaluation.captures.clear();
+        }
+        // The budget depends on the bracket; read it only when the context could exceed the
+        // smallest budget.
+        let smallest =
+            Bracket::ALL.map(|b| settings.budget_chars(b)).into_iter().min().unwrap_or(0);
+        if bracket.is_none() && evaluation.context_chars() > smallest {
+            bracket = Some(io.bracket(&facts.state));
+        }
+        let budget = bracket.map_or(smallest, |b| settings.budget_chars(b));
+        let mut response = respond(kind, &evaluation, Some(budget));
+
+        if opened.is_some() {
+            if kind.shows_system_message_in_every_mode()
+                && response.output.system_message_mut().is_some()
+            {
+                for notice in io.take_notices() {
+                    response.output.announce(notice);
+                }
+            }
+            let mut after = evaluation.state.clone();
+            let dropped: BTreeSet<&String> = response.dropped.iter().collect();
+            for fired in &evaluation.fired {
+                if fired.once.is_some() && fired.context.is_some() && !dropped.contains(&fired.id) {
+                    after.injected.insert(fired.id.clone(), after.compactions);
+                }
+            }
+            for (rule, memory) in recalled {
+                if !dropped.contains(&rule) {
+                    after.injected.insert(memory_key(memory), after.compactions);
+                }
+            }
+            io.save(&after, bracket);
+        }
+        Ok(Call {
+            response,
+            evaluation,
+            opened: opened.is_some(),
+            state: facts.state,
+            bracket,
+            budget,
+            problems,
+        })
+    }
+}
+
+/// The memory side of an event: adds what the rules recall to their context (each memory once
+/// between compactions), stores what they captured, and keeps the compaction handoff —
+/// written by `PreCompact`, given (and cleared) by the `SessionStart` after the compaction.
+/// Returns the memories recalled, each with its rule.
+fn memories(
+    engine: &Engine<'_>,
+    io: &mut dyn CallIo,
+    evaluation: &mut Evaluation,
+    kind: EventKind,
+    payload: &Value,
+    settings: &Settings,
+) -> Result<Vec<(String, i64)>, IoError> {
+    let compacted = hook_model::follows_compaction(kind, payload);
+    let handoff = |io: &mut dyn CallIo, state: &SessionState| -> Result<_, IoError> {
+        let active = engine.active_rules(state)?;
+        Ok(memory::handoff(state, &active, &io.recent_memories()?))
+    };
+    // The handoff PreCompact wrote (made now when that hook did not run); on PreCompact, the
+    // one it is writing, which goes into the compaction instructions.
+    let recalls_handoff = evaluation
+        .fired
+        .iter()
+        .any(|f| f.recall.as_ref().is_some_and(|r| r.from == RecallFrom::Handoff));
+    let mut handoff_text = None;
+    if compacted && recalls_handoff {
+        handoff_text = match io.handoff()? {
+            Some(text) => Some(text),
+            None => handoff(io, &evaluation.state)?,
+        };
+    } else if kind == EventKind::PreCompact && recalls_handoff {
+        handoff_text = handoff(io, &evaluation.state)?;
+    }
+    let gave_handoff = compacted && handoff_text.is_some();
+
+    let state = &evaluation.state;
+    let fresh = |m: &Memory| !state.already_injected(&memory_key(m.id), Once::Compaction);
+    let mut recalled = Vec::new();
+    for fired in &mut evaluation.fired {
+        let Some(recall) = &fired.recall else { continue };
+        let found = if recall.from == RecallFrom::Handoff {
+            handoff_text.take()
+        } else {
+            let wider = Recall { max: recall.max + RECALL_LOOKAHEAD as usize, ..recall.clone() };
+            let memories: Vec<_> =
+                io.recall(&wider)?.into_iter().filter(fresh).take(recall.max).collect();
+            recalled.extend(memories.iter().map(|m| (fired.id.clone(), m.id)));
+            memory::render_recalled(&memories)
+        };
+        if let Some(found) = found {
+            fired.add_recalled(found);
+        }
+    }
+    // Stored after the recalls, so that a prompt does not recall what it just said.
+    for captured in &evaluation.captures {
+        io.remember(captured)?;
+    }
+    if kind == EventKind::PreCompact && settings.writes_handoff {
+        let text = handoff(io, &evaluation.state)?;
+        io.set_handoff(text);
+    } else if gave_handoff {
+        io.set_handoff(None);
+    }
+    Ok(recalled)
+}

@@ -1,0 +1,251 @@
+//! `hookpack explain`: what the hook answers to a payload, and why — through the hook's own
+//! steps ([`hook_engine::call`]), with the session store read and never written.
+
+use std::path::Path;
+
+use anyhow::Context;
+use hook_engine::artifact::Artifact;
+use hook_engine::call::{Call, CallIo, IoError};
+use hook_engine::memory::{Captured, Memory, Recall};
+use hook_engine::{Bracket, Engine, Mode, SessionState, Settings};
+use hook_model::{EventKind, event_name};
+use hook_runtime::state::Store;
+use hook_runtime::transcript::{self, Reading};
+use rules_compiler::Layout;
+use serde_json::Value;
+
+use crate::commands::artifact_path;
+
+/// `hookpack explain <payload.json | ->`: which rules fired, which nearly did and why not, the
+/// bracket and how it was computed, and the exact stdout and exit code of the hook.
+pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<bool> {
+    let text = if payload_path == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(payload_path).with_context(|| format!("reading {payload_path}"))?
+    };
+    let payload: Value = serde_json::from_str(&text).context("the payload is not JSON")?;
+    let name = event_name(&payload)?;
+    let kind =
+        EventKind::from_name(name).with_context(|| format!("unknown hook event `{name}`"))?;
+
+    let path = artifact_path(layout).context("no project and no user folder")?;
+    // Checked as a hook checks it (the CRC, or the compiler's stamp).
+    let bytes = hook_runtime::load_artifact(&path)
+        .map_err(|err| anyhow::anyhow!("{err}: {}; run `hookpack compile`", path.display()))?;
+    let artifact = Artifact::parse(bytes.as_slice())
+        .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
+    let engine = Engine::new(artifact)?;
+    let settings = engine.settings();
+    let window_env = hook_runtime::Env::from_process().window_tokens;
+
+    let mut io = ReadOnly {
+        dir: layout.installation_dir(),
+        store: None,
+        session_id: payload.get("session_id").and_then(Value::as_str).unwrap_or("").to_owned(),
+        transcript: payload.get("transcript_path").and_then(Value::as_str).unwrap_or("").into(),
+        payload: &payload,
+        settings,
+        window_tokens: window_env.unwrap_or(settings.window_tokens),
+        unreadable: None,
+        reading: None,
+    };
+    let project_root = layout.project.as_deref();
+    let call =
+        hook_engine::call::call(&engine, kind, &payload, project_root, Mode::Explain, &mut io)?;
+
+    println!("event: {kind}");
+    if let Some(err) = &io.unreadable {
+        println!("state: unreadable ({err}); a new session assumed");
+    }
+    if call.opened {
+        println!("state: {}", call.state);
+    } else if settings.opens_state(kind) {
+        println!("state: not opened (no rule that uses it applies to this call)");
+    } else {
+        println!("state: not opened (no rule of this event uses it)");
+    }
+    // The bracket as the hook would find it, shown even where the hook does not read it.
+    let reading = io.reading.take().unwrap_or_else(|| io.read(&call.state));
+    println!("bracket: {reading}");
+    if !settings.needs_bracket {
+        println!(
+            "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
+        );
+    }
+    print_commands(kind, &payload);
+    print_evaluation(&call);
+
+    // What the binary prints, run the way the binary runs.
+    let env = hook_runtime::Env {
+        project_dir: layout.project.clone(),
+        artifact: Some(path),
+        xdg_config_home: None,
+        home: None,
+        window_tokens: window_env,
+        dry_run: true,
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let status = hook_runtime::run(kind, &mut text.as_bytes(), &mut stdout, &mut stderr, &env);
+    println!("{} stdout:", kind.binary_name());
+    let stdout = String::from_utf8_lossy(&stdout);
+    println!("  {}", if stdout.is_empty() { "(nothing)" } else { stdout.trim_end() });
+    let stderr = String::from_utf8_lossy(&stderr);
+    if !stderr.is_empty() {
+        println!("{} stderr:\n  {}", kind.binary_name(), stderr.trim_end());
+    }
+    println!("exit code: {}", status.code());
+    Ok(true)
+}
+
+/// The commands a shell tool's command line runs, as the guards read them.
+fn print_commands(kind: EventKind, payload: &Value) {
+    let command = payload.pointer("/tool_input/command").and_then(Value::as_str);
+    let Some(command) = command.filter(|_| kind.is_tool_event()) else { return };
+    let tool = payload.get("tool_name").and_then(Value::as_str);
+    let dialect = if tool == Some("PowerShell") {
+        hook_engine::shell::Dialect::PowerShell
+    } else {
+        hook_engine::shell::Dialect::Posix
+    };
+    println!("commands run:");
+    let parsed = hook_engine::shell::parse(command, dialect);
+    if parsed.commands().len() == 0 {
+        println!("  (none)");
+    }
+    for run in parsed.commands().filter(|c| !c.program().is_empty()) {
+        let indent = "  ".repeat(usize::from(run.depth()) + 1);
+        println!("{indent}{run}");
+    }
+    if parsed.exhausted() {
+        println!("  (nested too deeply to read in full: guards ask)");
+    }
+}
+
+/// What fired and why, what did not and why, and what the budget left out.
+fn print_evaluation(call: &Call) {
+    let evaluation = &call.evaluation;
+    println!("fired:");
+    if evaluation.fired.is_empty() {
+        println!("  (none)");
+    }
+    for fired in &evaluation.fired {
+        let what = match (fired.decision, &fired.context, &fired.message) {
+            (Some(d), _, _) => {
+                format!("{} — {}", d.as_str(), fired.reason.as_deref().unwrap_or(""))
+            }
+            _ if fired.recall.is_some() => "recall".to_owned(),
+            (None, Some(_), _) => "context".to_owned(),
+            (None, None, Some(m)) => format!("message — {m}"),
+            (None, None, None) if evaluation.captures.iter().any(|c| c.rule == fired.id) => {
+                "capture".to_owned()
+            }
+            _ => "state".to_owned(),
+        };
+        println!("  {}  {what}", fired.id);
+        if let Some(command) = &fired.command {
+            println!("      matched: {command}");
+        }
+    }
+    if !evaluation.captures.is_empty() {
+        println!("captures (explain stores nothing):");
+        for c in &evaluation.captures {
+            println!("  {}  [{}] {}", c.rule, c.namespace, c.text.lines().next().unwrap_or(""));
+            if let Some(note) = &c.note {
+                println!("      {note}");
+            }
+        }
+    }
+    println!("near misses:");
+    if evaluation.near_misses.is_empty() {
+        println!("  (none)");
+    }
+    for miss in &evaluation.near_misses {
+        println!("  {}  `{}`: {}", miss.id, miss.condition, miss.detail);
+    }
+    let response = &call.response;
+    if let Some(decision) = response.decision {
+        println!("decision: {}", decision.as_str());
+    }
+    if !response.dropped.is_empty() {
+        let bracket = call.bracket.unwrap_or_default();
+        println!(
+            "budget: {} tokens ({}); dropped {}",
+            call.budget / 4,
+            bracket.as_str(),
+            response.dropped.join(", ")
+        );
+    }
+}
+
+/// The session store read and never written, and the transcript: what `explain` brings to the
+/// hook's steps. Memories are recalled from the store; a handoff is made from the state alone.
+struct ReadOnly<'p> {
+    dir: Option<std::path::PathBuf>,
+    store: Option<Store>,
+    session_id: String,
+    transcript: std::path::PathBuf,
+    payload: &'p Value,
+    settings: Settings,
+    window_tokens: u32,
+    /// Why the state could not be read.
+    unreadable: Option<String>,
+    /// The bracket, when the call read it.
+    reading: Option<Reading>,
+}
+
+impl ReadOnly<'_> {
+    fn read(&self, state: &SessionState) -> Reading {
+        let prompts = state.prompts_since_compaction;
+        let path = Path::new(&self.transcript);
+        transcript::reading(path, self.payload, &self.settings, self.window_tokens, prompts)
+    }
+}
+
+impl CallIo for ReadOnly<'_> {
+    fn open_state(&mut self, _: &Settings) -> Option<SessionState> {
+        let database =
+            self.dir.as_deref().filter(|dir| hook_runtime::state::database_path(dir).is_file());
+        let Some(dir) = database else { return Some(SessionState::default()) };
+        match Store::open_read_only(dir).and_then(|s| s.peek(&self.session_id).map(|p| (s, p))) {
+            Ok((store, state)) => {
+                self.store = Some(store);
+                Some(state.unwrap_or_default())
+            }
+            Err(err) => {
+                self.unreadable = Some(err.to_string());
+                Some(SessionState::default())
+            }
+        }
+    }
+
+    fn bracket(&mut self, state: &SessionState) -> Bracket {
+        let reading = self.read(state);
+        let bracket = reading.bracket;
+        self.reading = Some(reading);
+        bracket
+    }
+
+    fn recall(&mut self, recall: &Recall) -> Result<Vec<Memory>, IoError> {
+        match &self.store {
+            Some(store) => Ok(store.search(recall)?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn recent_memories(&mut self) -> Result<Vec<Memory>, IoError> {
+        Ok(Vec::new())
+    }
+
+    fn handoff(&mut self) -> Result<Option<String>, IoError> {
+        Ok(None)
+    }
+
+    fn set_handoff(&mut self, _: Option<String>) {}
+
+    fn remember(&mut self, _: &Captured) -> Result<(), IoError> {
+        Ok(())
+    }
+
+    fn save(&mut self, _: &SessionState, _: Option<Bracket>) {}
+}
