@@ -1,12 +1,16 @@
 //! Evaluating rules: which rules fire for a payload, and why the others did not.
 //!
-//! `mod.rs` holds the engine and an event's walk through its rules (scan, check, fire, apply);
-//! `check` one rule's conditions; `commands` the `command` condition; `outcome` what an
-//! evaluation finds. The session's vocabulary (bracket, state, settings) is `crate::session`.
+//! `mod.rs` holds the engine and an event's walk through its rules (check, fire, apply, judge a
+//! rewritten call again); `scan` the event's keyword scan and the rules it finds to check;
+//! `check` one rule's conditions; `commands` the `command` condition; `fire` what a rule that
+//! fires gives and changes; `outcome` what an evaluation finds. The session's vocabulary
+//! (bracket, state, settings) is `crate::session`; one whole hook call is `crate::call`.
 
 mod check;
 mod commands;
+mod fire;
 mod outcome;
+mod scan;
 
 pub use outcome::{Evaluation, Fired, NearMiss};
 
@@ -17,18 +21,19 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use hook_model::EventKind;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::artifact::format::{Section, event};
+use crate::artifact::format::Section;
 use crate::artifact::{
     Artifact, ArtifactError, Effort, KeywordMatches, Keywords, ListRef, Matchers, RuleView,
     SettingsRecord, StrRef, Words,
 };
-use crate::memory::{self, CaptureSpec, Captured, MemorySettings, Recall};
-use crate::rule::{Decision, RecallFrom};
+use crate::memory::MemorySettings;
+use crate::rule::Decision;
 pub use crate::session::{Bracket, SessionState, Settings};
 use crate::text::{default_text, field_text};
 use commands::{CommandMatch, Commands, unreadable_command};
+use fire::rewritten;
 
 /// What rules are evaluated against.
 #[derive(Clone, Debug)]
@@ -282,31 +287,6 @@ impl<'a> Engine<'a> {
         Ok(evaluation)
     }
 
-    /// The memories rule `r` captures from its text.
-    fn capture(
-        &self,
-        effort: &Effort,
-        r: &RuleView<'a>,
-        facts: &Facts<'_>,
-        into: &mut Vec<Captured>,
-    ) -> Result<(), ArtifactError> {
-        let id = self.str(effort, r.id())?;
-        let Some(capture) = r.capture() else { return Ok(()) };
-        let spec = CaptureSpec {
-            namespace: self.optional_str(effort, capture.namespace)?,
-            confidence: capture.confidence,
-            markers: capture.markers,
-        };
-        let config = self.memory_settings_with(effort)?;
-        for text in self.texts(effort, facts, r.field())? {
-            // What it captures is at most the text, kept.
-            memory_scan(effort, text.len(), &config)?;
-            effort.keep(text.len())?;
-            into.extend(memory::capture(id, &text, spec, &config));
-        }
-        Ok(())
-    }
-
     /// Whether some rule that reads or changes the session state (or needs it for its bracket
     /// or `once`) has every other condition met: only then must the hook open the state.
     ///
@@ -326,180 +306,6 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(false)
-    }
-
-    /// Scans the event's texts for keywords and finds the rules to check: in [`Mode::Answer`]
-    /// those the event always checks plus those a keyword found; in [`Mode::Explain`] every
-    /// rule of the event. A scan depends only on the event and the payload, so one serves every
-    /// evaluation of the event, before and after its session state is known.
-    ///
-    /// # Errors
-    ///
-    /// When the artifact is damaged where this event reads it.
-    pub fn scan<'p>(&self, facts: &Facts<'p>, mode: Mode) -> Result<Scan<'p>, ArtifactError> {
-        let effort = Effort::for_evaluation(self.artifact.bytes().len(), text_bytes(facts.payload));
-        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
-            return Ok(Scan {
-                scans: BTreeMap::new(),
-                regex_matched: RefCell::default(),
-                shared: Shared::default(),
-                candidates: BTreeSet::new(),
-                mode,
-                effort,
-            });
-        };
-        let scan_effort = effort;
-        let effort = &scan_effort;
-        let record = self.artifact.event(e)?;
-
-        // Scan each text the event's keyword rules read, once.
-        let mut scans: BTreeMap<(u32, u32), KeywordMatches> = BTreeMap::new();
-        for entry in self
-            .artifact
-            .list(record.list_ref(event::FIELDS_L))?
-            .iter()
-            .collect::<Vec<_>>()
-            .chunks_exact(2)
-        {
-            let field = StrRef { offset: entry[0], len: entry[1] };
-            if scans.contains_key(&(field.offset, field.len)) {
-                continue;
-            }
-            let mut matches = KeywordMatches::default();
-            for text in self.texts(effort, facts, field)? {
-                self.keywords.find(&text, &mut matches, effort)?;
-            }
-            scans.insert((field.offset, field.len), matches);
-        }
-
-        let candidates: BTreeSet<u32> = match mode {
-            Mode::Explain => {
-                let mut set = BTreeSet::new();
-                for i in 0..self.artifact.rule_count() {
-                    let r = self.rule(effort, i)?;
-                    if r.events().contains(facts.kind) {
-                        set.extend(u32::try_from(i).ok());
-                    }
-                }
-                set
-            }
-            Mode::Answer => {
-                let mut set: BTreeSet<u32> =
-                    self.list(effort, record.list_ref(event::ALWAYS_L))?.iter().collect();
-                for (&(offset, len), matches) in &scans {
-                    let field = StrRef { offset, len };
-                    for &pattern in matches.ids() {
-                        for index in self.list(effort, self.keywords.postings(pattern))?.iter() {
-                            let r = self.rule(effort, index as usize)?;
-                            if r.events().contains(facts.kind) && r.field() == field {
-                                set.insert(index);
-                            }
-                        }
-                    }
-                }
-                set
-            }
-        };
-        let mut scan = Scan {
-            scans,
-            regex_matched: RefCell::default(),
-            shared: Shared::default(),
-            candidates,
-            mode,
-            effort: scan_effort,
-        };
-        if mode == Mode::Answer {
-            let found = self.program_candidates(&scan, facts, &record)?;
-            scan.candidates.extend(found);
-        }
-        Ok(scan)
-    }
-
-    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`),
-    /// and by their commands' first operands.
-    fn program_candidates<'p>(
-        &self,
-        scan: &Scan<'p>,
-        facts: &Facts<'p>,
-        record: &Words<'a>,
-    ) -> Result<Vec<u32>, ArtifactError> {
-        let effort = &scan.effort;
-        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
-        if !matches!(tool, Some("Bash" | "PowerShell" | "Monitor")) {
-            return Ok(Vec::new());
-        }
-        let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
-        let globs = self.list(effort, record.list_ref(event::GLOBS_L))?;
-        let entries = list.len() / 5;
-        if entries == 0 && globs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let string = |i: usize, at: usize| {
-            self.str(effort, StrRef { offset: list.get(5 * i + at), len: list.get(5 * i + at + 1) })
-        };
-        let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
-        let mut found = Vec::new();
-        // Patterns on globs: a program the text runs matches, and for those on what commands
-        // write, some command writes (whichever: found once).
-        let mut writes: Option<bool> = None;
-        for entry in 0..globs.len() / 4 {
-            let glob = StrRef { offset: globs.get(4 * entry), len: globs.get(4 * entry + 1) };
-            if !self.glob_runs(effort, scan, (0, 0), glob, &parsed)? {
-                continue;
-            }
-            if globs.get(4 * entry + 2) != 0 {
-                let any = match writes {
-                    Some(any) => any,
-                    None => {
-                        let commands = parsed.iter().map(|text| text.parsed.commands().len());
-                        effort.spend(commands.sum::<usize>() as u64)?;
-                        let any = parsed
-                            .iter()
-                            .any(|text| text.parsed.commands().any(|c| c.writes().len() > 0));
-                        *writes.insert(any)
-                    }
-                };
-                if !any {
-                    continue;
-                }
-            }
-            let index = globs.get(4 * entry + 3);
-            if self.rule(effort, index as usize)?.events().contains(facts.kind) {
-                found.push(index);
-            }
-        }
-        for text in parsed.iter() {
-            for (n, (program, indices)) in text.parsed.by_name().enumerate() {
-                let name = program.to_ascii_lowercase();
-                // The first entry not before `name` (the list is sorted), then those equal to it.
-                let (mut low, mut high) = (0, entries);
-                while low < high {
-                    let middle = low + (high - low) / 2;
-                    if string(middle, 0)? < name.as_str() {
-                        low = middle + 1;
-                    } else {
-                        high = middle;
-                    }
-                }
-                for i in low..entries {
-                    if string(i, 0)? != name {
-                        break;
-                    }
-                    let first = string(i, 2)?;
-                    effort.spend(first.len() as u64)?;
-                    if !first.is_empty()
-                        && !text.firsts(n, program, indices).is_some_and(|f| f.contains_key(first))
-                    {
-                        continue;
-                    }
-                    let index = list.get(5 * i + 4);
-                    if self.rule(effort, index as usize)?.events().contains(facts.kind) {
-                        found.push(index);
-                    }
-                }
-            }
-        }
-        Ok(found)
     }
 
     /// The texts a rule reading `field` reads.
@@ -579,159 +385,6 @@ impl<'a> Engine<'a> {
         let text = self.str(effort, r)?;
         Ok((!text.is_empty()).then_some(text))
     }
-
-    fn apply(
-        &self,
-        effort: &Effort,
-        r: &RuleView<'a>,
-        state: &mut SessionState,
-    ) -> Result<(), ArtifactError> {
-        let unset = r.unset();
-        if unset.agent {
-            state.agent = None;
-        }
-        if unset.workflow {
-            state.workflow = None;
-        }
-        if unset.task {
-            state.task = None;
-        }
-        for flag in self.strings(effort, r.unset_flags())? {
-            state.flags.remove(flag);
-        }
-        if let Some(agent) = self.optional_kept(effort, r.set_agent())? {
-            state.agent = Some(agent);
-        }
-        if let Some(workflow) = self.optional_kept(effort, r.set_workflow())? {
-            state.workflow = Some(workflow);
-        }
-        if let Some(task) = self.optional_kept(effort, r.set_task())? {
-            state.task = Some(task);
-        }
-        for flag in self.strings(effort, r.set_flags())? {
-            effort.keep(flag.len())?;
-            state.flags.insert(flag.to_owned());
-        }
-        Ok(())
-    }
-
-    /// A rule's `rewrite`: (input field, template) pairs.
-    fn rewrite(
-        &self,
-        effort: &Effort,
-        r: &RuleView<'a>,
-    ) -> Result<Vec<(String, String)>, ArtifactError> {
-        let strings = self.strings(effort, r.rewrite())?;
-        strings
-            .chunks_exact(2)
-            .map(|pair| {
-                effort.keep(pair[0].len() + pair[1].len())?;
-                Ok((pair[0].to_owned(), pair[1].to_owned()))
-            })
-            .collect()
-    }
-
-    /// A rule's `watch_paths`, each resolved against `root` (kept as written without one).
-    fn watch_paths(
-        &self,
-        effort: &Effort,
-        r: &RuleView<'a>,
-        root: Option<&Path>,
-    ) -> Result<Vec<String>, ArtifactError> {
-        let paths = self.strings(effort, r.watch_paths())?;
-        paths
-            .into_iter()
-            .map(|path| {
-                let full = root
-                    .map_or_else(|| path.to_owned(), |root| root.join(path).display().to_string());
-                effort.keep(full.len())?;
-                Ok(full)
-            })
-            .collect()
-    }
-
-    fn fired<'p>(
-        &self,
-        scan: &Scan<'p>,
-        index: u32,
-        r: &RuleView<'a>,
-        facts: &Facts<'p>,
-    ) -> Result<Fired, ArtifactError> {
-        let effort = &scan.effort;
-        let recall = if let Some(spec) = r.recall() {
-            // The same for every rule of the event: found once.
-            let terms = match spec.from {
-                RecallFrom::Handoff => Vec::new(),
-                RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
-                    Some(terms) => terms.clone(),
-                    None => {
-                        let text = default_text(facts.kind, facts.payload).join("\n");
-                        effort.scan(text.len())?;
-                        let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
-                        scan.shared.prompt_terms.get_or_init(|| terms).clone()
-                    }
-                },
-                RecallFrom::Path => match scan.shared.path_terms.get() {
-                    Some(terms) => terms.clone(),
-                    None => {
-                        let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
-                        effort.scan(path.len())?;
-                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path)).clone()
-                    }
-                },
-            };
-            Some(Recall { from: spec.from, max: spec.max as usize, terms })
-        } else {
-            None
-        };
-        Ok(Fired {
-            index,
-            id: self.kept(effort, r.id())?,
-            layer: r.layer(),
-            priority: r.priority(),
-            pinned: r.pinned(),
-            context: self.optional_kept(effort, r.context())?,
-            decision: r.decision(),
-            reason: self.optional_kept(effort, r.reason())?,
-            message: self.optional_kept(effort, r.message())?,
-            stop: self.optional_kept(effort, r.stop())?,
-            session_title: self.optional_kept(effort, r.session_title())?,
-            watch_paths: self.watch_paths(effort, r, facts.project_root)?,
-            rewrite: self.rewrite(effort, r)?,
-            once: r.once(),
-            recall,
-            command: match self.matched_command(effort, r, facts, scan)? {
-                CommandMatch::Matched(shown) => Some(shown),
-                CommandMatch::NoCondition | CommandMatch::Missed => None,
-            },
-        })
-    }
-}
-
-/// The call's input with the `rewrite`s of the rules that fired applied in rule order (each
-/// template sees what the rules before it made), or `None` when none applies.
-fn rewritten(
-    effort: &Effort,
-    facts: &Facts<'_>,
-    fired: &[Fired],
-) -> Result<Option<Map<String, Value>>, ArtifactError> {
-    if facts.kind != EventKind::PreToolUse || fired.iter().all(|f| f.rewrite.is_empty()) {
-        return Ok(None);
-    }
-    let Some(original) = facts.payload.get("tool_input").and_then(Value::as_object) else {
-        return Ok(None);
-    };
-    let mut input = original.clone();
-    effort.keep(text_bytes(facts.payload))?;
-    let mut changed = false;
-    for (field, template) in fired.iter().flat_map(|f| &f.rewrite) {
-        if let Some(value) = crate::template::expand(template, &input, |n| effort.scan(n))? {
-            effort.keep(value.len())?;
-            changed |= input.get(field).and_then(Value::as_str) != Some(value.as_str());
-            input.insert(field.clone(), Value::String(value));
-        }
-    }
-    Ok(changed.then_some(input))
 }
 
 /// Charges what reading a text of `len` bytes for memories costs: each `<` is checked against

@@ -1,0 +1,195 @@
+//! What a rule that fires gives and changes: its answer (`Fired`), its captures, its changes to
+//! the session state, and the call as its `rewrite`s leave it.
+
+use std::path::Path;
+
+use hook_model::EventKind;
+use serde_json::{Map, Value};
+
+use super::commands::CommandMatch;
+use super::{Engine, Facts, Fired, Scan, memory_scan, text_bytes, tool_path};
+use crate::artifact::{ArtifactError, Effort, RuleView};
+use crate::memory::{self, CaptureSpec, Captured, Recall};
+use crate::rule::RecallFrom;
+use crate::session::SessionState;
+use crate::text::default_text;
+
+impl<'a> Engine<'a> {
+    pub(super) fn fired<'p>(
+        &self,
+        scan: &Scan<'p>,
+        index: u32,
+        r: &RuleView<'a>,
+        facts: &Facts<'p>,
+    ) -> Result<Fired, ArtifactError> {
+        let effort = &scan.effort;
+        let recall = if let Some(spec) = r.recall() {
+            // The same for every rule of the event: found once.
+            let terms = match spec.from {
+                RecallFrom::Handoff => Vec::new(),
+                RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
+                    Some(terms) => terms.clone(),
+                    None => {
+                        let text = default_text(facts.kind, facts.payload).join("\n");
+                        effort.scan(text.len())?;
+                        let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
+                        scan.shared.prompt_terms.get_or_init(|| terms).clone()
+                    }
+                },
+                RecallFrom::Path => match scan.shared.path_terms.get() {
+                    Some(terms) => terms.clone(),
+                    None => {
+                        let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
+                        effort.scan(path.len())?;
+                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path)).clone()
+                    }
+                },
+            };
+            Some(Recall { from: spec.from, max: spec.max as usize, terms })
+        } else {
+            None
+        };
+        Ok(Fired {
+            index,
+            id: self.kept(effort, r.id())?,
+            layer: r.layer(),
+            priority: r.priority(),
+            pinned: r.pinned(),
+            context: self.optional_kept(effort, r.context())?,
+            decision: r.decision(),
+            reason: self.optional_kept(effort, r.reason())?,
+            message: self.optional_kept(effort, r.message())?,
+            stop: self.optional_kept(effort, r.stop())?,
+            session_title: self.optional_kept(effort, r.session_title())?,
+            watch_paths: self.watch_paths(effort, r, facts.project_root)?,
+            rewrite: self.rewrite(effort, r)?,
+            once: r.once(),
+            recall,
+            command: match self.matched_command(effort, r, facts, scan)? {
+                CommandMatch::Matched(shown) => Some(shown),
+                CommandMatch::NoCondition | CommandMatch::Missed => None,
+            },
+        })
+    }
+
+    /// The memories rule `r` captures from its text.
+    pub(super) fn capture(
+        &self,
+        effort: &Effort,
+        r: &RuleView<'a>,
+        facts: &Facts<'_>,
+        into: &mut Vec<Captured>,
+    ) -> Result<(), ArtifactError> {
+        let id = self.str(effort, r.id())?;
+        let Some(capture) = r.capture() else { return Ok(()) };
+        let spec = CaptureSpec {
+            namespace: self.optional_str(effort, capture.namespace)?,
+            confidence: capture.confidence,
+            markers: capture.markers,
+        };
+        let config = self.memory_settings_with(effort)?;
+        for text in self.texts(effort, facts, r.field())? {
+            // What it captures is at most the text, kept.
+            memory_scan(effort, text.len(), &config)?;
+            effort.keep(text.len())?;
+            into.extend(memory::capture(id, &text, spec, &config));
+        }
+        Ok(())
+    }
+
+    pub(super) fn apply(
+        &self,
+        effort: &Effort,
+        r: &RuleView<'a>,
+        state: &mut SessionState,
+    ) -> Result<(), ArtifactError> {
+        let unset = r.unset();
+        if unset.agent {
+            state.agent = None;
+        }
+        if unset.workflow {
+            state.workflow = None;
+        }
+        if unset.task {
+            state.task = None;
+        }
+        for flag in self.strings(effort, r.unset_flags())? {
+            state.flags.remove(flag);
+        }
+        if let Some(agent) = self.optional_kept(effort, r.set_agent())? {
+            state.agent = Some(agent);
+        }
+        if let Some(workflow) = self.optional_kept(effort, r.set_workflow())? {
+            state.workflow = Some(workflow);
+        }
+        if let Some(task) = self.optional_kept(effort, r.set_task())? {
+            state.task = Some(task);
+        }
+        for flag in self.strings(effort, r.set_flags())? {
+            effort.keep(flag.len())?;
+            state.flags.insert(flag.to_owned());
+        }
+        Ok(())
+    }
+
+    /// A rule's `rewrite`: (input field, template) pairs.
+    fn rewrite(
+        &self,
+        effort: &Effort,
+        r: &RuleView<'a>,
+    ) -> Result<Vec<(String, String)>, ArtifactError> {
+        let strings = self.strings(effort, r.rewrite())?;
+        strings
+            .chunks_exact(2)
+            .map(|pair| {
+                effort.keep(pair[0].len() + pair[1].len())?;
+                Ok((pair[0].to_owned(), pair[1].to_owned()))
+            })
+            .collect()
+    }
+
+    /// A rule's `watch_paths`, each resolved against `root` (kept as written without one).
+    fn watch_paths(
+        &self,
+        effort: &Effort,
+        r: &RuleView<'a>,
+        root: Option<&Path>,
+    ) -> Result<Vec<String>, ArtifactError> {
+        let paths = self.strings(effort, r.watch_paths())?;
+        paths
+            .into_iter()
+            .map(|path| {
+                let full = root
+                    .map_or_else(|| path.to_owned(), |root| root.join(path).display().to_string());
+                effort.keep(full.len())?;
+                Ok(full)
+            })
+            .collect()
+    }
+}
+
+/// The call's input with the `rewrite`s of the rules that fired applied in rule order (each
+/// template sees what the rules before it made), or `None` when none applies.
+pub(super) fn rewritten(
+    effort: &Effort,
+    facts: &Facts<'_>,
+    fired: &[Fired],
+) -> Result<Option<Map<String, Value>>, ArtifactError> {
+    if facts.kind != EventKind::PreToolUse || fired.iter().all(|f| f.rewrite.is_empty()) {
+        return Ok(None);
+    }
+    let Some(original) = facts.payload.get("tool_input").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let mut input = original.clone();
+    effort.keep(text_bytes(facts.payload))?;
+    let mut changed = false;
+    for (field, template) in fired.iter().flat_map(|f| &f.rewrite) {
+        if let Some(value) = crate::template::expand(template, &input, |n| effort.scan(n))? {
+            effort.keep(value.len())?;
+            changed |= input.get(field).and_then(Value::as_str) != Some(value.as_str());
+            input.insert(field.clone(), Value::String(value));
+        }
+    }
+    Ok(changed.then_some(input))
+}

@@ -1,0 +1,189 @@
+//! An event's scan: its texts searched for keywords once, and the rules to check found (those
+//! the event always checks, those a keyword found, and on a shell tool's call those the
+//! programs its command runs name).
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+use hook_model::EventKind;
+use serde_json::Value;
+
+use super::{Engine, Facts, Mode, Scan, Shared, text_bytes};
+use crate::artifact::format::event;
+use crate::artifact::{ArtifactError, Effort, KeywordMatches, StrRef, Words};
+
+impl<'a> Engine<'a> {
+    /// Scans the event's texts for keywords and finds the rules to check: in [`Mode::Answer`]
+    /// those the event always checks plus those a keyword found; in [`Mode::Explain`] every
+    /// rule of the event. A scan depends only on the event and the payload, so one serves every
+    /// evaluation of the event, before and after its session state is known.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged where this event reads it.
+    pub fn scan<'p>(&self, facts: &Facts<'p>, mode: Mode) -> Result<Scan<'p>, ArtifactError> {
+        let effort = Effort::for_evaluation(self.artifact.bytes().len(), text_bytes(facts.payload));
+        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
+            return Ok(Scan {
+                scans: BTreeMap::new(),
+                regex_matched: RefCell::default(),
+                shared: Shared::default(),
+                candidates: BTreeSet::new(),
+                mode,
+                effort,
+            });
+        };
+        let scan_effort = effort;
+        let effort = &scan_effort;
+        let record = self.artifact.event(e)?;
+
+        // Scan each text the event's keyword rules read, once.
+        let mut scans: BTreeMap<(u32, u32), KeywordMatches> = BTreeMap::new();
+        for entry in self
+            .artifact
+            .list(record.list_ref(event::FIELDS_L))?
+            .iter()
+            .collect::<Vec<_>>()
+            .chunks_exact(2)
+        {
+            let field = StrRef { offset: entry[0], len: entry[1] };
+            if scans.contains_key(&(field.offset, field.len)) {
+                continue;
+            }
+            let mut matches = KeywordMatches::default();
+            for text in self.texts(effort, facts, field)? {
+                self.keywords.find(&text, &mut matches, effort)?;
+            }
+            scans.insert((field.offset, field.len), matches);
+        }
+
+        let candidates: BTreeSet<u32> = match mode {
+            Mode::Explain => {
+                let mut set = BTreeSet::new();
+                for i in 0..self.artifact.rule_count() {
+                    let r = self.rule(effort, i)?;
+                    if r.events().contains(facts.kind) {
+                        set.extend(u32::try_from(i).ok());
+                    }
+                }
+                set
+            }
+            Mode::Answer => {
+                let mut set: BTreeSet<u32> =
+                    self.list(effort, record.list_ref(event::ALWAYS_L))?.iter().collect();
+                for (&(offset, len), matches) in &scans {
+                    let field = StrRef { offset, len };
+                    for &pattern in matches.ids() {
+                        for index in self.list(effort, self.keywords.postings(pattern))?.iter() {
+                            let r = self.rule(effort, index as usize)?;
+                            if r.events().contains(facts.kind) && r.field() == field {
+                                set.insert(index);
+                            }
+                        }
+                    }
+                }
+                set
+            }
+        };
+        let mut scan = Scan {
+            scans,
+            regex_matched: RefCell::default(),
+            shared: Shared::default(),
+            candidates,
+            mode,
+            effort: scan_effort,
+        };
+        if mode == Mode::Answer {
+            let found = self.program_candidates(&scan, facts, &record)?;
+            scan.candidates.extend(found);
+        }
+        Ok(scan)
+    }
+
+    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`),
+    /// and by their commands' first operands.
+    pub(super) fn program_candidates<'p>(
+        &self,
+        scan: &Scan<'p>,
+        facts: &Facts<'p>,
+        record: &Words<'a>,
+    ) -> Result<Vec<u32>, ArtifactError> {
+        let effort = &scan.effort;
+        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
+        if !matches!(tool, Some("Bash" | "PowerShell" | "Monitor")) {
+            return Ok(Vec::new());
+        }
+        let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
+        let globs = self.list(effort, record.list_ref(event::GLOBS_L))?;
+        let entries = list.len() / 5;
+        if entries == 0 && globs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let string = |i: usize, at: usize| {
+            self.str(effort, StrRef { offset: list.get(5 * i + at), len: list.get(5 * i + at + 1) })
+        };
+        let parsed = self.commands_of(effort, StrRef { offset: 0, len: 0 }, facts, scan)?;
+        let mut found = Vec::new();
+        // Patterns on globs: a program the text runs matches, and for those on what commands
+        // write, some command writes (whichever: found once).
+        let mut writes: Option<bool> = None;
+        for entry in 0..globs.len() / 4 {
+            let glob = StrRef { offset: globs.get(4 * entry), len: globs.get(4 * entry + 1) };
+            if !self.glob_runs(effort, scan, (0, 0), glob, &parsed)? {
+                continue;
+            }
+            if globs.get(4 * entry + 2) != 0 {
+                let any = match writes {
+                    Some(any) => any,
+                    None => {
+                        let commands = parsed.iter().map(|text| text.parsed.commands().len());
+                        effort.spend(commands.sum::<usize>() as u64)?;
+                        let any = parsed
+                            .iter()
+                            .any(|text| text.parsed.commands().any(|c| c.writes().len() > 0));
+                        *writes.insert(any)
+                    }
+                };
+                if !any {
+                    continue;
+                }
+            }
+            let index = globs.get(4 * entry + 3);
+            if self.rule(effort, index as usize)?.events().contains(facts.kind) {
+                found.push(index);
+            }
+        }
+        for text in parsed.iter() {
+            for (n, (program, indices)) in text.parsed.by_name().enumerate() {
+                let name = program.to_ascii_lowercase();
+                // The first entry not before `name` (the list is sorted), then those equal to it.
+                let (mut low, mut high) = (0, entries);
+                while low < high {
+                    let middle = low + (high - low) / 2;
+                    if string(middle, 0)? < name.as_str() {
+                        low = middle + 1;
+                    } else {
+                        high = middle;
+                    }
+                }
+                for i in low..entries {
+                    if string(i, 0)? != name {
+                        break;
+                    }
+                    let first = string(i, 2)?;
+                    effort.spend(first.len() as u64)?;
+                    if !first.is_empty()
+                        && !text.firsts(n, program, indices).is_some_and(|f| f.contains_key(first))
+                    {
+                        continue;
+                    }
+                    let index = list.get(5 * i + 4);
+                    if self.rule(effort, index as usize)?.events().contains(facts.kind) {
+                        found.push(index);
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+}
