@@ -92,7 +92,7 @@ fn hostile_shapes_stay_within_the_linear_bounds() {
 }
 
 #[test]
-#[ignore = "known open: an inline shell reads its substitutions again (shell.rs, `read`); the \
+#[ignore = "known open: an inline shell reads its substitutions again (shell/mod.rs, `read`); the \
             words reach up to 255 times the text"]
 fn amplifying_shapes_stay_within_the_linear_bounds() {
     let over: Vec<String> =
