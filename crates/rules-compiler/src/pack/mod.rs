@@ -1,0 +1,392 @@
+//! Reading one pack file: TOML → [`Pack`], with every problem reported. `mod.rs` reads the
+//! pack and its tables; `rule` a rule's id, events and conditions; `actions` its actions, each
+//! checked against the events it answers; `test` its `[[test]]` cases.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use hook_model::EventKind;
+use serde_json::Value;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::model::{Automaton, Bracket, Decision, Pack, StateSet, ToolMatcher};
+use crate::shape;
+use crate::{Diagnostics, SourceFile};
+
+mod actions;
+mod rule;
+mod test;
+
+use actions::Applicability;
+
+type Item<'i> = Spanned<DeValue<'i>>;
+
+/// Parses and checks one pack. `dir` is the folder `context_file` paths are relative to, and
+/// that they must stay in. Returns the pack when it has no errors; every problem is in the
+/// diagnostics either way.
+pub fn parse_pack(source: &Arc<SourceFile>, dir: &Path) -> (Option<Pack>, Diagnostics) {
+    parse_pack_in(source, Some(PackFolder { dir, root: dir }))
+}
+
+/// Where a pack's `context_file`s are.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PackFolder<'a> {
+    /// The folder their paths are relative to: the pack's.
+    pub(crate) dir: &'a Path,
+    /// The folder they must stay in: the pack's scope's (`.claude/hookpack/`, the user's
+    /// `~/.config/hookpack/`).
+    pub(crate) root: &'a Path,
+}
+
+/// [`parse_pack`] of a pack in `folder`; `None` for an embedded (builtin) pack, which has no
+/// files to read.
+pub(crate) fn parse_pack_in(
+    source: &Arc<SourceFile>,
+    folder: Option<PackFolder<'_>>,
+) -> (Option<Pack>, Diagnostics) {
+    let mut diags = Diagnostics::default();
+    let (document, errors) = DeTable::parse_recoverable(source.text());
+    for error in &errors {
+        let span = error.span().unwrap_or(0..0);
+        diags.error(source, span, format!("invalid TOML: {}", error.message()));
+    }
+    if !errors.is_empty() {
+        return (None, diags);
+    }
+    shape::check(source, &document, &shape::PACK_FILE, &mut diags);
+
+    let mut reader = Reader {
+        source,
+        folder,
+        diags: &mut diags,
+        context_files: Vec::new(),
+        automata: Vec::new(),
+    };
+    let pack = reader.pack(document.get_ref());
+    let pack = pack.filter(|_| !diags.has_errors());
+    (pack, diags)
+}
+
+struct Reader<'a> {
+    source: &'a Arc<SourceFile>,
+    folder: Option<PackFolder<'a>>,
+    diags: &'a mut Diagnostics,
+    context_files: Vec<std::path::PathBuf>,
+    /// The automata of the rule being read.
+    automata: Vec<Automaton>,
+}
+
+impl Reader<'_> {
+    fn error(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.diags.error(self.source, span, message);
+    }
+
+    fn warning(&mut self, span: Range<usize>, message: impl Into<String>) {
+        self.diags.warning(self.source, span, message);
+    }
+
+    fn pack(&mut self, doc: &DeTable<'_>) -> Option<Pack> {
+        let meta = table(doc, "pack")?;
+        let (name, name_span) = string(meta, "name")?;
+        if !is_pack_name(name) {
+            self.error(name_span, format!("pack name `{name}` must match ^[a-z][a-z0-9-]*$"));
+        }
+        let tables = keyword_tables(doc);
+
+        let mut rules = Vec::new();
+        let mut seen: BTreeMap<String, Range<usize>> = BTreeMap::new();
+        for item in tables_of(doc, "rule") {
+            let Some(rule) = self.rule(name, item, &tables) else { continue };
+            if let Some(first) = seen.get(&rule.id) {
+                let (line, _) = self.source.line_col(first.start);
+                self.error(
+                    rule.span.clone(),
+                    format!("duplicate rule id `{}` (first defined on line {line})", rule.id),
+                );
+                continue;
+            }
+            seen.insert(rule.id.clone(), rule.span.clone());
+            rules.push(rule);
+        }
+
+        let tests = tables_of(doc, "test").filter_map(|item| self.test(item)).collect();
+        Some(Pack {
+            name: name.to_owned(),
+            description: string(meta, "description").map(|(s, _)| s.to_owned()),
+            version: string(meta, "version").map(|(s, _)| s.to_owned()),
+            rules,
+            tests,
+            source: self.source.clone(),
+            context_files: std::mem::take(&mut self.context_files),
+        })
+    }
+
+    fn tool(&mut self, value: &Item<'_>) -> Option<ToolMatcher> {
+        let (matcher, span) = str_item(value)?;
+        let matcher = matcher.trim();
+        if matcher.is_empty() || matcher == "*" {
+            return None;
+        }
+        if matcher.chars().all(|c| c.is_ascii_alphanumeric() || "_-|, ".contains(c)) {
+            let names = matcher.split(['|', ',']).map(str::trim).filter(|n| !n.is_empty());
+            return Some(ToolMatcher::Names(names.map(str::to_owned).collect()));
+        }
+        self.regex(matcher, span, "tool matcher regex")
+            .then(|| ToolMatcher::Regex(matcher.to_owned()))
+    }
+
+    /// Checks that `pattern` is a valid regex that can be precompiled; warns where its word
+    /// boundaries, which hookpack evaluates as ASCII ones, meet non-ASCII text it names.
+    fn regex(&mut self, pattern: &str, span: Range<usize>, what: &str) -> bool {
+        if let Err(err) = regex::RegexBuilder::new(pattern).size_limit(1 << 20).build() {
+            self.error(span, format!("invalid {what}: {}", regex_error(&err)));
+            return false;
+        }
+        if !self.automaton(pattern, span.clone(), false) {
+            return false;
+        }
+        if (pattern.contains(r"\b") || pattern.contains(r"\B")) && !pattern.is_ascii() {
+            self.warning(
+                span,
+                format!(
+                    "`\\b` in `{pattern}` is an ASCII word boundary: next to a non-ASCII letter it \
+                     acts as if the letter were not one (`keywords` match at Unicode word boundaries)"
+                ),
+            );
+        }
+        true
+    }
+
+    /// Precompiles the DFA of a glob or a regex (already checked to parse) and records its size
+    /// for the artifact's budget; whether it could be.
+    fn automaton(&mut self, pattern: &str, span: Range<usize>, glob: bool) -> bool {
+        let dfa =
+            if glob { crate::emit::glob_dfa(pattern) } else { crate::emit::regex_dfa(pattern) };
+        match dfa {
+            Ok(bytes) => {
+                let bytes = bytes.len();
+                self.automata.push(Automaton { pattern: pattern.to_owned(), glob, bytes, span });
+                true
+            }
+            Err(err) => {
+                self.error(span, err.to_string());
+                false
+            }
+        }
+    }
+
+    fn terms(
+        &mut self,
+        key: &str,
+        value: &Item<'_>,
+        tables: &BTreeMap<String, Vec<String>>,
+    ) -> Vec<String> {
+        let mut terms = Vec::new();
+        for (term, span) in strings(value) {
+            if let Some(name) = term.strip_prefix('$') {
+                match tables.get(name) {
+                    Some(table) => {
+                        terms.extend(table.iter().filter(|t| !t.trim().is_empty()).cloned());
+                    }
+                    None => {
+                        let hint = shape::suggestion(name, tables.keys().map(String::as_str))
+                            .map(|s| format!("; did you mean `${s}`?"))
+                            .unwrap_or_default();
+                        self.error(span, format!("`{key}` uses the keyword table `${name}`, which is not defined in [keywords]{hint}"));
+                    }
+                }
+            } else if term.trim().is_empty() {
+                self.error(span, format!("`{key}` has an empty term"));
+            } else {
+                terms.push(term.to_owned());
+            }
+        }
+        terms
+    }
+}
+
+fn keyword_tables(doc: &DeTable<'_>) -> BTreeMap<String, Vec<String>> {
+    let mut tables = BTreeMap::new();
+    let Some(keywords) = table(doc, "keywords") else { return tables };
+    for (name, value) in keywords {
+        let terms: Vec<String> = strings(value).into_iter().map(|(t, _)| t.to_owned()).collect();
+        tables.insert(name.get_ref().to_string(), terms);
+    }
+    tables
+}
+
+/// `path` as a path relative to the project that stays inside it (`.` components dropped), or
+/// `None`: empty, absolute, from the home folder (`~`), or climbing out (`..`).
+fn project_path(path: &str) -> Option<String> {
+    use std::path::Component;
+    if path.starts_with('~') {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for component in std::path::Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str()?),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+const DECISIONS_HELP: &str = "PreToolUse takes allow, ask or deny; PermissionRequest allow or deny; UserPromptSubmit, UserPromptExpansion, PostToolUse, PostToolBatch, Stop, SubagentStop, TaskCreated, TaskCompleted, TeammateIdle, ConfigChange and PreCompact take block";
+
+fn decision_applies(decision: Decision, kind: EventKind) -> bool {
+    match decision {
+        Decision::Allow => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
+        Decision::Deny => matches!(kind, EventKind::PreToolUse | EventKind::PermissionRequest),
+        Decision::Ask => kind == EventKind::PreToolUse,
+        Decision::Block => kind.accepts_block_decision(),
+    }
+}
+
+fn bracket(text: &str) -> Option<Bracket> {
+    match text {
+        "fresh" => Some(Bracket::Fresh),
+        "moderate" => Some(Bracket::Moderate),
+        "depleted" => Some(Bracket::Depleted),
+        "critical" => Some(Bracket::Critical),
+        _ => None,
+    }
+}
+
+fn state_set(table: &DeTable<'_>) -> StateSet {
+    let text = |key| table.get(key).and_then(|v| v.get_ref().as_str()).map(str::to_owned);
+    StateSet {
+        agent: text("agent"),
+        workflow: text("workflow"),
+        task: text("task"),
+        flags: table
+            .get("flags")
+            .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+            .unwrap_or_default(),
+    }
+}
+
+fn is_pack_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn is_rule_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+fn is_star_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+fn table<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> Option<&'t DeTable<'i>> {
+    doc.get(key)?.get_ref().as_table()
+}
+
+fn tables_of<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> impl Iterator<Item = &'t Item<'i>> {
+    doc.get(key).and_then(|v| v.get_ref().as_array()).into_iter().flat_map(|items| items.iter())
+}
+
+/// `[{ namespace = "…", text = "…" }, …]` as (namespace, text) pairs (the shape is checked).
+fn memories(value: &DeValue<'_>) -> Vec<(String, String)> {
+    let DeValue::Array(items) = value else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|item| {
+            let table = item.get_ref().as_table()?;
+            let text = |key| string(table, key).map_or_else(String::new, |(s, _)| s.to_owned());
+            Some((text("namespace"), text("text")))
+        })
+        .collect()
+}
+
+fn string<'t>(table: &'t DeTable<'_>, key: &str) -> Option<(&'t str, Range<usize>)> {
+    str_item(table.get(key)?)
+}
+
+fn str_item<'t>(value: &'t Item<'_>) -> Option<(&'t str, Range<usize>)> {
+    Some((value.get_ref().as_str()?, value.span()))
+}
+
+/// A string, or the strings of a list (other items were reported by the shape check).
+fn strings<'t>(value: &'t Item<'_>) -> Vec<(&'t str, Range<usize>)> {
+    match value.get_ref() {
+        DeValue::String(text) => vec![(text.as_ref(), value.span())],
+        DeValue::Array(items) => items.iter().filter_map(str_item).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn integer(value: &Item<'_>) -> Option<i64> {
+    match value.get_ref() {
+        DeValue::Integer(n) => n.as_str().replace('_', "").parse().ok(),
+        _ => None,
+    }
+}
+
+fn scalar(value: &DeValue<'_>) -> Option<Value> {
+    match value {
+        DeValue::String(s) => Some(Value::from(s.as_ref())),
+        DeValue::Boolean(b) => Some(Value::from(*b)),
+        DeValue::Integer(_) | DeValue::Float(_) => {
+            let text = match value {
+                DeValue::Integer(n) => n.as_str().replace('_', ""),
+                DeValue::Float(n) => n.as_str().replace('_', ""),
+                _ => unreachable!(),
+            };
+            serde_json::from_str(&text).ok()
+        }
+        _ => None,
+    }
+}
+
+/// A TOML value as JSON (date-times as their text).
+pub(crate) fn to_json(value: &DeValue<'_>) -> Value {
+    match value {
+        DeValue::Array(items) => Value::Array(items.iter().map(|v| to_json(v.get_ref())).collect()),
+        DeValue::Table(table) => Value::Object(
+            table.iter().map(|(k, v)| (k.get_ref().to_string(), to_json(v.get_ref()))).collect(),
+        ),
+        DeValue::Datetime(datetime) => Value::from(datetime.to_string()),
+        other => scalar(other).unwrap_or(Value::Null),
+    }
+}
+
+fn regex_error(err: &regex::Error) -> String {
+    // regex's messages span lines (the pattern, a caret, then the error); keep the error.
+    let text = err.to_string();
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
+    last.trim().trim_start_matches("error: ").to_owned()
+}
+
+fn glob_error(err: &globset::Error) -> String {
+    err.kind().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
+    fn builtin_packs_read_no_files() {
+        let text = "[pack]\nname = \"b\"\n\n[[rule]]\nid = \"r\"\non = \"SessionStart\"\ncontext_file = \"Cargo.toml\"\n";
+        let source = Arc::new(SourceFile::new("<builtin>/b.toml", text));
+        let (pack, diagnostics) = parse_pack_in(&source, None);
+        assert!(pack.is_none());
+        let rendered = diagnostics.render();
+        assert!(
+            rendered.starts_with("<builtin>/b.toml:7:16: error: context_file `Cargo.toml` cannot be read: a builtin pack is embedded"),
+            "{rendered}"
+        );
+    }
+}

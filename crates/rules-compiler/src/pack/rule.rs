@@ -1,0 +1,291 @@
+//! A `[[rule]]`: its id, events and conditions, each checked where it is written; its actions
+//! are read by [`super::actions`].
+
+use std::collections::BTreeMap;
+
+use hook_model::EventKind;
+use serde_json::Value;
+use toml::Spanned;
+use toml::de::DeValue;
+
+use super::{
+    Applicability, Item, Reader, bracket, glob_error, integer, is_rule_id, is_star_name, scalar,
+    str_item, string, strings,
+};
+use crate::model::{Conditions, FieldCondition, Rule, StateSet, StateUnset};
+
+impl Reader<'_> {
+    #[allow(clippy::too_many_lines, reason = "one block per key of the rule language")]
+    pub(super) fn rule(
+        &mut self,
+        pack: &str,
+        item: &Item<'_>,
+        tables: &BTreeMap<String, Vec<String>>,
+    ) -> Option<Rule> {
+        let DeValue::Table(rule) = item.get_ref() else { return None };
+        let (id, id_span) = string(rule, "id")?;
+        if !is_rule_id(id) {
+            self.error(id_span.clone(), format!("rule id `{id}` must match ^[a-z0-9][a-z0-9_-]*$"));
+        }
+        let mut on = Vec::new();
+        for (name, _) in strings(rule.get("on")?) {
+            if let Some(kind) = EventKind::from_name(name).filter(|k| !on.contains(k)) {
+                on.push(kind);
+            }
+        }
+        if matches!(rule.get("on")?.get_ref(), DeValue::Array(items) if items.is_empty()) {
+            self.error(
+                rule.get("on")?.span(),
+                format!("rule `{id}` answers no event: `on` is empty"),
+            );
+        }
+
+        let mut check = Applicability { reader: self, rule, id, on: &on };
+        let mut when = Conditions::default();
+
+        if let Some(tool) = check.key("tool", EventKind::is_tool_event, "tool events") {
+            when.tool = check.reader.tool(tool);
+        }
+        if let Some(paths) = check.key("paths", EventKind::is_tool_event, "tool events") {
+            for (glob, span) in strings(paths) {
+                let (excluded, pattern) = match glob.strip_prefix('!') {
+                    Some(pattern) => (true, pattern),
+                    None => (false, glob),
+                };
+                if let Err(err) = globset::GlobBuilder::new(pattern).literal_separator(true).build()
+                {
+                    check
+                        .reader
+                        .error(span, format!("invalid glob `{pattern}`: {}", glob_error(&err)));
+                } else if check.reader.automaton(pattern, span, true) {
+                    if excluded {
+                        when.paths_excluded.push(pattern.to_owned());
+                    } else {
+                        when.paths.push(pattern.to_owned());
+                    }
+                }
+            }
+            if strings(paths).is_empty() {
+                check
+                    .reader
+                    .warning(paths.span(), format!("rule `{id}` never fires: `paths` is empty"));
+            }
+        }
+
+        when.field = rule.get("field").and_then(|v| {
+            let (path, span) = str_item(v)?;
+            if path.is_empty() || path.split('.').any(str::is_empty) {
+                check.reader.error(
+                    span,
+                    format!(
+                        "`field` must be a dotted path such as `tool_input.command`, not `{path}`"
+                    ),
+                );
+            }
+            Some(path.to_owned())
+        });
+        let has_field = when.field.is_some();
+        let text_events =
+            move |kind: EventKind| has_field || hook_engine::text::has_default_text(kind);
+        let text_what = "events with a default text (or give `field`)";
+        for key in ["keywords", "keywords_all", "exclude"] {
+            if let Some(value) = check.key(key, text_events, text_what) {
+                let terms = check.reader.terms(key, value, tables);
+                if strings(value).is_empty() {
+                    when.never |= key != "exclude";
+                    let message = if key == "exclude" {
+                        format!("`exclude` of rule `{id}` is empty and excludes nothing")
+                    } else {
+                        format!("rule `{id}` never fires: `{key}` has no terms")
+                    };
+                    check.reader.warning(value.span(), message);
+                }
+                match key {
+                    "keywords" => when.keywords = terms,
+                    "keywords_all" => when.keywords_all = terms,
+                    _ => when.exclude = terms,
+                }
+            }
+        }
+        if let Some(value) = check.key("regex", text_events, text_what) {
+            for (pattern, span) in strings(value) {
+                if check.reader.regex(pattern, span, "regex") {
+                    when.regex.push(pattern.to_owned());
+                }
+            }
+        }
+        if let Some(value) = check.key("command", text_events, text_what) {
+            let tables: Vec<&Item<'_>> = match value.get_ref() {
+                DeValue::Array(items) => items.iter().collect(),
+                _ => vec![value],
+            };
+            for table in tables {
+                let DeValue::Table(keys) = table.get_ref() else { continue };
+                let list = |key: &str| -> Vec<String> {
+                    keys.get(key)
+                        .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+                        .unwrap_or_default()
+                };
+                let pattern = hook_engine::command::Pattern {
+                    program: list("program"),
+                    subcommand: list("subcommand")
+                        .iter()
+                        .flat_map(|s| s.split_whitespace().map(str::to_owned))
+                        .collect(),
+                    flags: list("flags"),
+                    args: list("args"),
+                    writes: list("writes"),
+                    piped_from: list("piped_from"),
+                };
+                match hook_engine::command::problem(&pattern) {
+                    Some(problem) => {
+                        check.reader.error(table.span(), format!("{problem} (rule `{id}`)"));
+                    }
+                    None => when.command.push(pattern),
+                }
+            }
+            if when.command.is_empty()
+                && matches!(value.get_ref(), DeValue::Array(items) if items.is_empty())
+            {
+                when.never = true;
+                check
+                    .reader
+                    .warning(value.span(), format!("rule `{id}` never fires: `command` is empty"));
+            }
+        }
+        if let Some(value) =
+            check.key("star", |k| k == EventKind::UserPromptSubmit, "UserPromptSubmit")
+        {
+            for (name, span) in strings(value) {
+                let name = name.strip_prefix('*').unwrap_or(name);
+                if is_star_name(name) {
+                    when.star.push(name.to_ascii_lowercase());
+                } else {
+                    check
+                        .reader
+                        .error(span, format!("star-command `{name}` must match [a-z][a-z0-9_-]*"));
+                }
+            }
+        }
+        for (key, events, what) in FIELD_SHORTHANDS {
+            if let Some(value) = check.key(key, events, what) {
+                let values = strings(value).into_iter().map(|(s, _)| Value::from(s)).collect();
+                when.fields.push(FieldCondition { path: (*key).to_owned(), values });
+            }
+        }
+        if let Some(DeValue::Table(fields)) = rule.get("fields").map(Spanned::get_ref) {
+            for (path, value) in fields {
+                if path.get_ref().split('.').any(str::is_empty) {
+                    check.reader.error(
+                        path.span(),
+                        format!("`fields` key `{}` is not a dotted path", path.get_ref()),
+                    );
+                }
+                let values = match value.get_ref() {
+                    DeValue::Array(items) => {
+                        items.iter().filter_map(|v| scalar(v.get_ref())).collect()
+                    }
+                    other => scalar(other).into_iter().collect(),
+                };
+                when.fields.push(FieldCondition { path: path.get_ref().to_string(), values });
+            }
+        }
+        if let Some(value) = rule.get("bracket") {
+            when.bracket = strings(value).into_iter().filter_map(|(b, _)| bracket(b)).collect();
+            if when.bracket.is_empty() {
+                check
+                    .reader
+                    .warning(value.span(), format!("rule `{id}` never fires: `bracket` is empty"));
+            }
+        }
+        for (key, list) in [
+            ("agent", &mut when.agent),
+            ("workflow", &mut when.workflow),
+            ("task", &mut when.task),
+            ("flags", &mut when.flags),
+            ("not_flags", &mut when.not_flags),
+            ("permission_mode", &mut when.permission_mode),
+        ] {
+            if let Some(value) = rule.get(key) {
+                *list = strings(value).into_iter().map(|(s, _)| s.to_owned()).collect();
+                if list.is_empty() && key != "flags" && key != "not_flags" {
+                    when.never = true;
+                    check.reader.warning(
+                        value.span(),
+                        format!("rule `{id}` never fires: `{key}` is empty"),
+                    );
+                }
+            }
+        }
+        if let Some(value) =
+            check.key("every", |k| k == EventKind::UserPromptSubmit, "UserPromptSubmit")
+        {
+            let n = integer(value).unwrap_or(1);
+            if n == 0 {
+                when.never = true;
+                check.reader.warning(value.span(), format!("rule `{id}` never fires: `every = 0`"));
+            }
+            when.every = u32::try_from(n).ok();
+        }
+        check.contradictions(&mut when);
+
+        let then = check.actions(&when);
+        let has_action = then.context.is_some()
+            || rule.contains_key("context_file")
+            || rule.contains_key("decision")
+            || then.decision.is_some()
+            || then.message.is_some()
+            || rule.contains_key("stop")
+            || rule.contains_key("session_title")
+            || rule.contains_key("watch_paths")
+            || rule.contains_key("rewrite")
+            || then.set != StateSet::default()
+            || then.unset != StateUnset::default()
+            || then.capture.is_some()
+            || then.recall.is_some();
+        if !has_action {
+            self.warning(
+                id_span.clone(),
+                format!("rule `{id}` has no action: it does nothing when it fires"),
+            );
+        }
+        Some(Rule {
+            pack: pack.to_owned(),
+            id: id.to_owned(),
+            on,
+            when,
+            then,
+            span: id_span,
+            automata: std::mem::take(&mut self.automata),
+        })
+    }
+}
+
+/// `source`, `trigger`, … : exact payload values, each on the events whose payload has it.
+#[allow(clippy::type_complexity, reason = "a table of (key, events, their description)")]
+const FIELD_SHORTHANDS: &[(&str, fn(EventKind) -> bool, &str)] = &[
+    (
+        "source",
+        |k| {
+            matches!(
+                k,
+                EventKind::SessionStart
+                    | EventKind::UserPromptSubmit
+                    | EventKind::ConfigChange
+                    | EventKind::DirectoryAdded
+                    | EventKind::PreModelSwitch
+                    | EventKind::PostModelSwitch
+            )
+        },
+        "SessionStart, UserPromptSubmit, ConfigChange, DirectoryAdded and the model-switch events",
+    ),
+    (
+        "trigger",
+        |k| matches!(k, EventKind::Setup | EventKind::PreCompact | EventKind::PostCompact),
+        "Setup, PreCompact and PostCompact",
+    ),
+    ("notification_type", |k| k == EventKind::Notification, "Notification"),
+    ("agent_type", |_| true, "all events"),
+    ("load_reason", |k| k == EventKind::InstructionsLoaded, "InstructionsLoaded"),
+    ("error", |k| k == EventKind::StopFailure, "StopFailure"),
+];

@@ -1,0 +1,97 @@
+//! A `[[test]]` case: its event, what it is given and what it expects.
+
+use hook_model::EventKind;
+use serde_json::Value;
+use toml::de::DeValue;
+
+use super::{
+    Item, Reader, bracket, integer, is_pack_name, is_rule_id, memories, state_set, string, strings,
+    to_json,
+};
+use crate::model::{Decision, Expectation, Given, PackTest};
+use crate::shape;
+
+impl Reader<'_> {
+    pub(super) fn test(&mut self, item: &Item<'_>) -> Option<PackTest> {
+        let DeValue::Table(test) = item.get_ref() else { return None };
+        let (name, span) = string(test, "name")?;
+        let event = test.get("event")?;
+        let payload = to_json(event.get_ref());
+        let kind = match payload.get("hook_event_name") {
+            Some(Value::String(event_name)) => match EventKind::from_name(event_name) {
+                Some(kind) => kind,
+                None => {
+                    let hint = shape::suggestion(event_name, shape::EVENT_NAMES.iter().copied())
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default();
+                    self.error(
+                        event.span(),
+                        format!("test `{name}`: unknown hook event `{event_name}`{hint}"),
+                    );
+                    return None;
+                }
+            },
+            _ => {
+                self.error(
+                    event.span(),
+                    format!("test `{name}`: `event` has no `hook_event_name`"),
+                );
+                return None;
+            }
+        };
+        let expect = test.get("expect").and_then(|e| e.get_ref().as_table())?;
+        let mut expectation = Expectation::default();
+        if let Some((decision, _)) = string(expect, "decision") {
+            expectation.decision = Some(Decision::from_name(decision));
+        }
+        if let Some(rules) = expect.get("rules") {
+            let mut ids = Vec::new();
+            for (id, span) in strings(rules) {
+                match id.split_once('/') {
+                    Some((pack, rule)) if is_pack_name(pack) && is_rule_id(rule) => {
+                        ids.push(id.to_owned());
+                    }
+                    _ => self.error(
+                        span,
+                        format!("test `{name}`: `{id}` is not a full rule id `pack/rule`"),
+                    ),
+                }
+            }
+            expectation.rules = Some(ids);
+        }
+        let list = |key| {
+            expect.get(key).map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+        };
+        expectation.context_contains = list("context_contains").unwrap_or_default();
+        expectation.context_excludes = list("context_excludes").unwrap_or_default();
+        expectation.answer_contains = list("answer_contains").unwrap_or_default();
+        expectation.answer_excludes = list("answer_excludes").unwrap_or_default();
+        expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
+        expectation.bracket = string(expect, "bracket").and_then(|(b, _)| bracket(b));
+        expectation.not_flags = list("not_flags").unwrap_or_default();
+        expectation.captures = expect.get("captures").map(|v| memories(v.get_ref()));
+        let mut given = Given::default();
+        if let Some(table) = test.get("given").and_then(|g| g.get_ref().as_table()) {
+            given.state = state_set(table);
+            let count = |key| table.get(key).and_then(integer).unwrap_or(0);
+            given.prompts = u64::try_from(count("prompts")).unwrap_or(0);
+            given.compactions = u32::try_from(count("compactions")).unwrap_or(0);
+            given.bracket =
+                string(table, "bracket").and_then(|(b, _)| bracket(b)).unwrap_or_default();
+            given.injected = table
+                .get("injected")
+                .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
+                .unwrap_or_default();
+            given.memories =
+                table.get("memories").map(|v| memories(v.get_ref())).unwrap_or_default();
+        }
+        Some(PackTest {
+            name: name.to_owned(),
+            event: payload,
+            kind,
+            given,
+            expect: expectation,
+            span,
+        })
+    }
+}
