@@ -222,7 +222,7 @@ pub struct CaptureSpec<'a> {
 }
 
 /// The memories `rule` captures from `text`: the whole text (reference §2.2), or with
-/// `markers` its marked parts (§4.5). Private tags are stripped first: a fully private text
+/// `markers` its marked parts (reference §2.5). Private tags are stripped first: a fully private text
 /// captures nothing.
 pub fn capture(
     rule: &str,

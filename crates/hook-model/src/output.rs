@@ -1,10 +1,13 @@
 //! Hook outputs: the JSON object a hook writes to stdout.
 //!
-//! One type per event, each with exactly the fields Claude Code reads for that event (hooks
-//! reference §4): the universal fields it honours, a top-level `decision`/`reason` where the event
+//! One type per event, each with exactly the fields Claude Code reads for that event (as its
+//! hooks documentation gives each event's output): the universal fields it honours, a top-level `decision`/`reason` where the event
 //! blocks that way, and a `hookSpecificOutput` whose `hookEventName` is written by construction.
 //! Fields Claude Code discards for an event are not there, so they cannot be set by mistake.
 //! [`HookOutput`] holds any of them; [`HookOutput::render`] caps and serializes.
+//!
+//! It is long because the protocol is: 33 events, each its own type, kept in one file so that
+//! the table of what each event answers reads in one place.
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};

@@ -5,6 +5,9 @@
 //! it into the JSON Schemas editors complete from (`schemas/rule-pack.schema.json`,
 //! `schemas/config.schema.json`). What the parser accepts and what the schema describes cannot
 //! drift apart: they are the same data.
+//!
+//! It is long because the language is: every key of a pack and of the config is one entry of
+//! these tables, kept together so that the whole language reads in one place.
 
 use std::ops::Range;
 use std::sync::Arc;

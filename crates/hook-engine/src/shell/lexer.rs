@@ -1,5 +1,6 @@
 //! Reading the text: one level of a command line at a time, into words and commands (quotes,
-//! escapes, expansions, redirections, heredocs and nesting).
+//! escapes, expansions, redirections, heredocs and nesting). One state machine over the bytes,
+//! kept whole: its states share the word being built and the command it belongs to.
 
 use super::{Dialect, MAX_DEPTH, NONE, Parsed, Raw, Span, index, read};
 
