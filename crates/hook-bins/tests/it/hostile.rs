@@ -1,6 +1,7 @@
 //! A hostile repository and a crafted artifact against the real binaries: planted symlinks,
 //! artifacts with a valid CRC but lying counts or cyclic automaton links, an artifact rewritten
 //! in place while hooks read it. Nothing may leak, be overwritten, abort, hang or be killed.
+//! Long because each attack plants its own repository.
 
 use std::io::Write as _;
 use std::os::unix::fs::symlink;

@@ -1,5 +1,6 @@
 //! Whole sessions through the real binaries: a project using the builtin packs and one of its
 //! own, driven event by event from `SessionStart` to `Stop`, with the state checked in the database.
+//! Long because each test is a whole session, written out event by event.
 
 use std::fmt::Write as _;
 use std::io::Write as _;

@@ -1,5 +1,5 @@
 //! `hookpack lint | test | compile [--check]` on real project folders, and the hooks answering
-//! from what `compile` wrote.
+//! from what `compile` wrote. Long because each test builds the folders it runs on.
 
 use hook_model::EventKind;
 use hook_runtime::ExitStatus;
