@@ -160,8 +160,9 @@ fn flagged(engine: &Engine<'_>, project: &Path, command: &str) -> anyhow::Result
         "tool_input": { "command": command },
         "tool_use_id": "toolu_corpus",
     });
+    let input = hook_model::HookInput::from_value(EventKind::PreToolUse, &payload)?;
     let facts = Facts {
-        kind: EventKind::PreToolUse,
+        input: &input,
         payload: &payload,
         project_root: Some(project),
         state: SessionState::default(),

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use hook_model::EventKind;
+use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
 use crate::answer::{Response, respond};
@@ -103,20 +103,21 @@ pub fn memory_key(id: i64) -> String {
     format!("memory#{id}")
 }
 
-/// Answers one event: `payload` (of `kind`), for a project rooted at `project_root`, with `io`.
+/// Answers one event: `input` (typed from `payload`), for a project rooted at `project_root`,
+/// with `io`.
 ///
 /// # Errors
 ///
 /// When the artifact is damaged where this event reads it.
 pub fn call(
     engine: &Engine<'_>,
-    kind: EventKind,
+    input: &HookInput,
     payload: &Value,
     project_root: Option<&Path>,
     mode: Mode,
     io: &mut dyn CallIo,
 ) -> Result<Call, ArtifactError> {
-    Plan::new(engine, kind, payload, project_root, mode)?.run(io)
+    Plan::new(engine, input, payload, project_root, mode)?.run(io)
 }
 
 /// A call's first step, before anything is read from outside: the event's texts scanned, and
@@ -139,7 +140,7 @@ pub struct Plan<'e, 'a, 'p> {
 impl std::fmt::Debug for Plan<'_, '_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plan")
-            .field("kind", &self.facts.kind)
+            .field("kind", &self.facts.kind())
             .field("opens", &self.opens)
             .field("may_need_bracket", &self.may_need_bracket)
             .finish_non_exhaustive()
@@ -154,14 +155,15 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
     /// When the artifact is damaged where this event reads it.
     pub fn new(
         engine: &'e Engine<'a>,
-        kind: EventKind,
+        input: &'p HookInput,
         payload: &'p Value,
         project_root: Option<&'p Path>,
         mode: Mode,
     ) -> Result<Self, ArtifactError> {
         let settings = engine.settings();
+        let kind = input.kind();
         let facts = Facts {
-            kind,
+            input,
             payload,
             project_root,
             state: SessionState::default(),
@@ -170,9 +172,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let keeps_books = match kind {
             EventKind::UserPromptSubmit => settings.counts_prompts,
             EventKind::PreCompact => settings.counts_compactions || settings.writes_handoff,
-            EventKind::SessionStart => {
-                settings.counts_compactions && hook_model::follows_compaction(kind, payload)
-            }
+            EventKind::SessionStart => settings.counts_compactions && input.follows_compaction(),
             _ => false,
         };
         // One keyword scan serves both questions: whether the state is needed, and what fires.
@@ -190,13 +190,13 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
     /// When the artifact is damaged where this event reads it.
     pub fn run(self, io: &mut dyn CallIo) -> Result<Call, ArtifactError> {
         let Plan { engine, mut facts, scan, settings, opens, .. } = self;
-        let (kind, payload) = (facts.kind, facts.payload);
+        let (kind, input) = (facts.kind(), facts.input);
         let mut problems = Vec::new();
         let opened = if opens { io.open_state(&settings) } else { None };
         if let Some(state) = &opened {
             facts.state = state.clone();
         }
-        facts.state.begin(kind, payload);
+        facts.state.begin(input);
 
         let mut bracket =
             (settings.needs_bracket && opened.is_some()).then(|| io.bracket(&facts.state));
@@ -204,7 +204,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
         let mut recalled = Vec::new();
         if opened.is_some() {
-            match memories(engine, io, &mut evaluation, kind, payload, &settings) {
+            match memories(engine, io, &mut evaluation, input, &settings) {
                 Ok(given) => recalled = given,
                 Err(err) => {
                     // What was stored may still be kept with the session; promise nothing.
@@ -268,11 +268,11 @@ fn memories(
     engine: &Engine<'_>,
     io: &mut dyn CallIo,
     evaluation: &mut Evaluation,
-    kind: EventKind,
-    payload: &Value,
+    input: &HookInput,
     settings: &Settings,
 ) -> Result<Vec<(String, i64)>, IoError> {
-    let compacted = hook_model::follows_compaction(kind, payload);
+    let kind = input.kind();
+    let compacted = input.follows_compaction();
     let handoff = |io: &mut dyn CallIo, state: &SessionState| -> Result<_, IoError> {
         let active = engine.active_rules(state)?;
         Ok(memory::handoff(state, &active, &io.recent_memories()?))

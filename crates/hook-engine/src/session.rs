@@ -5,8 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use hook_model::EventKind;
-use serde_json::Value;
+use hook_model::{EventKind, HookInput};
 
 use crate::rule::{EventSet, Once};
 
@@ -68,8 +67,8 @@ impl SessionState {
     /// The books an event keeps before any rule sees the state: `UserPromptSubmit` counts the
     /// prompt; a compaction is counted once, by `PreCompact` or, when that hook did not run,
     /// by the `SessionStart` that follows it.
-    pub fn begin(&mut self, kind: EventKind, payload: &Value) {
-        match kind {
+    pub fn begin(&mut self, input: &HookInput) {
+        match input.kind() {
             EventKind::UserPromptSubmit => {
                 self.prompt_count += 1;
                 self.prompts_since_compaction += 1;
@@ -78,7 +77,7 @@ impl SessionState {
                 self.compacted();
                 self.compaction_pending = true;
             }
-            EventKind::SessionStart if hook_model::follows_compaction(kind, payload) => {
+            EventKind::SessionStart if input.follows_compaction() => {
                 if !self.compaction_pending {
                     self.compacted();
                 }

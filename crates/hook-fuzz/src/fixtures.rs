@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, memory};
-use hook_model::EventKind;
+use hook_model::{EventKind, HookInput};
 use serde_json::{Value, json};
 
 /// The payloads every engine is asked about: a guard's, keywords', a path's, a stop's and a
@@ -102,14 +102,17 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
     let settings = engine.settings();
     let config = engine.memory_settings().ok();
     for (kind, payload) in payloads() {
+        let input = HookInput::from_value(*kind, payload).unwrap_or_else(|err| {
+            panic!("a fixed `{kind}` payload is one Claude Code sends: {err}")
+        });
         for (state, bracket, mode) in [
             (SessionState::default(), Bracket::Fresh, Mode::Answer),
             (busy_state(), Bracket::Critical, Mode::Explain),
         ] {
             let mut state = state;
-            state.begin(*kind, payload);
+            state.begin(&input);
             let facts = Facts {
-                kind: *kind,
+                input: &input,
                 payload,
                 project_root: Some(Path::new("/project")),
                 state,

@@ -33,9 +33,9 @@ pub fn run(data: &[u8]) -> Reached {
         if let (Some(input), Some(value)) = (&input, &value) {
             reached = Reached::Evaluated;
             let mut state = SessionState::default();
-            state.begin(kind, value);
+            state.begin(input);
             let _ = tool_path(value, Some(Path::new(&input.common.cwd)));
-            if let Some(prompt) = value.get("prompt").and_then(Value::as_str) {
+            if let Some(prompt) = input.prompt() {
                 let _ = star_commands(prompt);
             }
         }

@@ -595,6 +595,35 @@ impl HookInput {
         self.event.kind()
     }
 
+    /// The tool of a tool event.
+    pub fn tool_name(&self) -> Option<&str> {
+        self.tool().map(|(name, _)| name.as_str())
+    }
+
+    /// The prompt of a `UserPromptSubmit` (as submitted) or a `UserPromptExpansion` (as typed).
+    pub fn prompt(&self) -> Option<&str> {
+        match &self.event {
+            EventInput::UserPromptSubmit(e) => Some(&e.prompt),
+            EventInput::UserPromptExpansion(e) => Some(&e.prompt),
+            _ => None,
+        }
+    }
+
+    /// Whether a `Stop` or `SubagentStop` comes while the agent already continues because a
+    /// stop hook blocked.
+    pub fn stop_hook_active(&self) -> bool {
+        match &self.event {
+            EventInput::Stop(e) => e.stop_hook_active,
+            EventInput::SubagentStop(e) => e.stop_hook_active,
+            _ => false,
+        }
+    }
+
+    /// Whether this is the `SessionStart` that follows a compaction (`source` is `compact`).
+    pub fn follows_compaction(&self) -> bool {
+        matches!(&self.event, EventInput::SessionStart(e) if e.source == SessionStartSource::Compact)
+    }
+
     /// The tool call of a tool event: its name and arguments.
     pub fn tool(&self) -> Option<(&ToolName, &Map<String, Value>)> {
         match &self.event {
@@ -606,15 +635,6 @@ impl HookInput {
             _ => None,
         }
     }
-}
-
-/// Whether `payload`, the input of `kind`, is the `SessionStart` that follows a compaction
-/// (`source` is `compact`): read from the raw payload, as the hooks' books are kept before the
-/// input is typed.
-pub fn follows_compaction(kind: EventKind, payload: &Value) -> bool {
-    kind == EventKind::SessionStart
-        && payload.get("source").and_then(Value::as_str)
-            == Some(SessionStartSource::Compact.as_str())
 }
 
 /// The `hook_event_name` of a payload, checked to be a string in an object.
@@ -698,11 +718,16 @@ mod tests {
 
     #[test]
     fn only_a_session_start_from_compact_follows_a_compaction() {
-        let compact = json!({"source": "compact"});
-        assert!(follows_compaction(EventKind::SessionStart, &compact));
-        assert!(!follows_compaction(EventKind::SessionStart, &json!({"source": "startup"})));
-        assert!(!follows_compaction(EventKind::SessionStart, &json!({})));
-        assert!(!follows_compaction(EventKind::PostCompact, &compact));
+        let input = |kind: EventKind, source: &str| {
+            let payload = json!({
+                "hook_event_name": kind.as_str(), "session_id": "s", "transcript_path": "",
+                "cwd": "/", "source": source, "trigger": "auto", "compact_summary": ""
+            });
+            HookInput::from_value(kind, &payload).unwrap()
+        };
+        assert!(input(EventKind::SessionStart, "compact").follows_compaction());
+        assert!(!input(EventKind::SessionStart, "startup").follows_compaction());
+        assert!(!input(EventKind::PostCompact, "compact").follows_compaction());
     }
 
     fn parse(kind: EventKind, payload: &Value) -> Result<HookInput, String> {

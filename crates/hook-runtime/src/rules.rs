@@ -141,12 +141,11 @@ fn evaluate(
     installation: &Installation,
     env: &Env,
 ) -> Result<(Response, Vec<String>), ArtifactError> {
-    let kind = input.kind();
     let project_root = match installation {
         Installation::Project { root, .. } => Some(root.as_path()),
         Installation::User { .. } => env.project_dir.as_deref(),
     };
-    let plan = Plan::new(engine, kind, payload, project_root, Mode::Answer)?;
+    let plan = Plan::new(engine, input, payload, project_root, Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
     let mut store = None;
     let (call, mut problems, damaged) = {

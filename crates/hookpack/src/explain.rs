@@ -8,7 +8,7 @@ use hook_engine::artifact::Artifact;
 use hook_engine::call::{Call, CallIo, IoError};
 use hook_engine::memory::{Captured, Memory, Recall};
 use hook_engine::{Bracket, Engine, Mode, SessionState, Settings};
-use hook_model::{EventKind, event_name};
+use hook_model::{EventKind, HookInput, event_name};
 use hook_runtime::state::Store;
 use hook_runtime::transcript::{self, Reading};
 use rules_compiler::Layout;
@@ -28,6 +28,8 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     let name = event_name(&payload)?;
     let kind =
         EventKind::from_name(name).with_context(|| format!("unknown hook event `{name}`"))?;
+    let input = HookInput::from_value(kind, &payload)
+        .context("the payload is not one Claude Code sends")?;
 
     let path = artifact_path(layout).context("no project and no user folder")?;
     // Checked as a hook checks it (the CRC, or the compiler's stamp).
@@ -52,7 +54,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     };
     let project_root = layout.project.as_deref();
     let call =
-        hook_engine::call::call(&engine, kind, &payload, project_root, Mode::Explain, &mut io)?;
+        hook_engine::call::call(&engine, &input, &payload, project_root, Mode::Explain, &mut io)?;
 
     println!("event: {kind}");
     if let Some(err) = &io.unreadable {

@@ -7,6 +7,7 @@ use hook_engine::artifact::{AlignedBytes, Artifact};
 use hook_engine::call::{CallIo, IoError};
 use hook_engine::memory::{self, Captured, Memory, Recall};
 use hook_engine::{Bracket, Engine, Mode, SessionState};
+use hook_model::{HookInput, InputError};
 use serde_json::{Value, json};
 
 use crate::compile::{ConfigSettings, Sources, compile};
@@ -177,11 +178,16 @@ fn run_test(
     let payload = with_defaults(&test.event);
     let cwd = payload.get("cwd").and_then(Value::as_str).unwrap_or(TEST_CWD).to_owned();
     let given = &test.given;
+    // Typed as a hook types it: an event Claude Code would never send fails the test.
+    let input = match HookInput::from_value(test.kind, &payload) {
+        Ok(input) => input,
+        Err(err) => return Ok((not_sent(pack, test, &err), Vec::new())),
+    };
     // The hook's own steps, with the test's `given` standing for the store and the transcript.
     let mut io = Fixture::new(given);
     let call = hook_engine::call::call(
         engine,
-        test.kind,
+        &input,
         &payload,
         Some(Path::new(&cwd)),
         Mode::Explain,
@@ -277,6 +283,18 @@ fn check_state(expect: &Expectation, got: &SessionState, failures: &mut Vec<Stri
         if got.flags.contains(flag) {
             failures.push(format!("expected flag `{flag}` not to be set, got {:?}", got.flags));
         }
+    }
+}
+
+/// The outcome of a test whose event a hook would not read (`err`).
+fn not_sent(pack: &Pack, test: &PackTest, err: &InputError) -> TestOutcome {
+    let (line, _) = pack.source.line_col(test.span.start);
+    TestOutcome {
+        pack: pack.name.clone(),
+        name: test.name.clone(),
+        place: format!("{}:{line}", pack.source.path().display()),
+        failures: vec![format!("the event is not one Claude Code sends ({err})")],
+        in_project: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Whether one rule's conditions hold for an event (`Engine::check`), each condition in turn,
 //! and what it says when one does not.
 
-use hook_model::EventKind;
+use hook_model::{EventKind, PermissionMode};
 use serde_json::Value;
 
 use super::commands::CommandMatch;
@@ -32,7 +32,7 @@ impl<'a> Engine<'a> {
             Ok(Err((key, if explain { detail() } else { String::new() })))
         };
         let payload = facts.payload;
-        let tool = payload.get("tool_name").and_then(Value::as_str).unwrap_or("");
+        let tool = facts.input.tool_name().unwrap_or("");
 
         let names = self.strings(effort, r.tool_names())?;
         let input = payload.get("tool_input");
@@ -79,7 +79,7 @@ impl<'a> Engine<'a> {
 
         let stars = self.strings(effort, r.star())?;
         if !stars.is_empty() {
-            let prompt = payload.get("prompt").and_then(Value::as_str).unwrap_or("");
+            let prompt = facts.input.prompt().unwrap_or("");
             let found = match scan.shared.stars.get() {
                 Some(found) => found,
                 None => {
@@ -95,7 +95,7 @@ impl<'a> Engine<'a> {
         }
 
         let modes = self.strings(effort, r.permission_mode())?;
-        let mode = payload.get("permission_mode").and_then(Value::as_str).unwrap_or("");
+        let mode = facts.input.common.permission_mode.as_ref().map_or("", PermissionMode::as_str);
         if !modes.is_empty() && !modes.contains(&mode) {
             return miss("permission_mode", &|| {
                 format!("permission mode is `{mode}`, not one of {}", quoted(&modes))
@@ -185,8 +185,8 @@ impl<'a> Engine<'a> {
         // given again while a stop hook is active would loop (reference §2.2).
         let continues = r.decision() == Some(Decision::Block) || r.context().len > 0;
         if continues
-            && matches!(facts.kind, EventKind::Stop | EventKind::SubagentStop)
-            && payload.get("stop_hook_active").and_then(Value::as_bool) == Some(true)
+            && matches!(facts.kind(), EventKind::Stop | EventKind::SubagentStop)
+            && facts.input.stop_hook_active()
             && !r.repeat()
         {
             return miss("repeat", &|| {

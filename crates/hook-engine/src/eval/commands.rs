@@ -7,8 +7,6 @@ use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use serde_json::Value;
-
 use super::{Engine, Facts, Fired, Scan};
 use crate::artifact::format::command;
 use crate::artifact::{ArtifactError, Effort, RuleView, StrRef};
@@ -111,7 +109,7 @@ impl<'a> Engine<'a> {
         if let Some(parsed) = scan.shared.commands.borrow().get(&key) {
             return Ok(parsed.clone());
         }
-        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
+        let tool = facts.input.tool_name();
         let dialect = if tool == Some("PowerShell") {
             shell::Dialect::PowerShell
         } else {

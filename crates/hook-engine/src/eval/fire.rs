@@ -30,7 +30,7 @@ impl<'a> Engine<'a> {
                 RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
                     Some(terms) => terms.clone(),
                     None => {
-                        let text = default_text(facts.kind, facts.payload).join("\n");
+                        let text = default_text(facts.kind(), facts.payload).join("\n");
                         effort.scan(text.len())?;
                         let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
                         scan.shared.prompt_terms.get_or_init(|| terms).clone()
@@ -175,7 +175,7 @@ pub(super) fn rewritten(
     facts: &Facts<'_>,
     fired: &[Fired],
 ) -> Result<Option<Map<String, Value>>, ArtifactError> {
-    if facts.kind != EventKind::PreToolUse || fired.iter().all(|f| f.rewrite.is_empty()) {
+    if facts.kind() != EventKind::PreToolUse || fired.iter().all(|f| f.rewrite.is_empty()) {
         return Ok(None);
     }
     let Some(original) = facts.payload.get("tool_input").and_then(Value::as_object) else {

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use hook_model::EventKind;
+use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
 use crate::artifact::format::Section;
@@ -38,9 +38,11 @@ use fire::rewritten;
 /// What rules are evaluated against.
 #[derive(Clone, Debug)]
 pub struct Facts<'p> {
-    /// The event.
-    pub kind: EventKind,
-    /// The payload, as Claude Code sent it.
+    /// The event's input, typed: what rules read of it by name (the tool, the prompt, the
+    /// permission mode, whether a stop hook is active, the session's source).
+    pub input: &'p HookInput,
+    /// The payload, as Claude Code sent it: what rules read as text (the tool's input, a
+    /// `field`'s dotted path), read in place.
     pub payload: &'p Value,
     /// The project's root: tool paths are matched relative to it.
     pub project_root: Option<&'p Path>,
@@ -48,6 +50,13 @@ pub struct Facts<'p> {
     pub state: SessionState,
     /// The context bracket.
     pub bracket: Bracket,
+}
+
+impl Facts<'_> {
+    /// The event.
+    pub fn kind(&self) -> EventKind {
+        self.input.kind()
+    }
 }
 
 /// An event's keyword scans and the rules to check, from [`Engine::scan`].
@@ -184,7 +193,7 @@ impl<'a> Engine<'a> {
         Ok(active)
     }
 
-    /// Evaluates the rules of `facts.kind`.
+    /// Evaluates the rules of `facts.kind()`.
     ///
     /// # Errors
     ///
@@ -278,7 +287,7 @@ impl<'a> Engine<'a> {
             .borrow()
             .values()
             .any(|p| p.iter().any(|text| text.parsed.exhausted()));
-        if exhausted && facts.kind == EventKind::PreToolUse {
+        if exhausted && facts.kind() == EventKind::PreToolUse {
             evaluation.fired.push(unreadable_command());
         }
         let order: BTreeMap<&str, usize> =
@@ -318,7 +327,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
         let path = self.str(effort, field)?;
         let texts = if path.is_empty() {
-            default_text(facts.kind, facts.payload)
+            default_text(facts.kind(), facts.payload)
         } else {
             field_text(facts.payload, path).into_iter().collect()
         };

@@ -6,7 +6,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use hook_model::EventKind;
-use serde_json::Value;
 
 use super::{Engine, Facts, Mode, Scan, Shared, text_bytes};
 use crate::artifact::format::event;
@@ -23,7 +22,7 @@ impl<'a> Engine<'a> {
     /// When the artifact is damaged where this event reads it.
     pub fn scan<'p>(&self, facts: &Facts<'p>, mode: Mode) -> Result<Scan<'p>, ArtifactError> {
         let effort = Effort::for_evaluation(self.artifact.bytes().len(), text_bytes(facts.payload));
-        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind) else {
+        let Some(e) = EventKind::ALL.iter().position(|&k| k == facts.kind()) else {
             return Ok(Scan {
                 scans: BTreeMap::new(),
                 regex_matched: RefCell::default(),
@@ -62,7 +61,7 @@ impl<'a> Engine<'a> {
                 let mut set = BTreeSet::new();
                 for i in 0..self.artifact.rule_count() {
                     let r = self.rule(effort, i)?;
-                    if r.events().contains(facts.kind) {
+                    if r.events().contains(facts.kind()) {
                         set.extend(u32::try_from(i).ok());
                     }
                 }
@@ -76,7 +75,7 @@ impl<'a> Engine<'a> {
                     for &pattern in matches.ids() {
                         for index in self.list(effort, self.keywords.postings(pattern))?.iter() {
                             let r = self.rule(effort, index as usize)?;
-                            if r.events().contains(facts.kind) && r.field() == field {
+                            if r.events().contains(facts.kind()) && r.field() == field {
                                 set.insert(index);
                             }
                         }
@@ -109,7 +108,7 @@ impl<'a> Engine<'a> {
         record: &Words<'a>,
     ) -> Result<Vec<u32>, ArtifactError> {
         let effort = &scan.effort;
-        let tool = facts.payload.get("tool_name").and_then(Value::as_str);
+        let tool = facts.input.tool_name();
         if !matches!(tool, Some("Bash" | "PowerShell" | "Monitor")) {
             return Ok(Vec::new());
         }
@@ -149,7 +148,7 @@ impl<'a> Engine<'a> {
                 }
             }
             let index = globs.get(4 * entry + 3);
-            if self.rule(effort, index as usize)?.events().contains(facts.kind) {
+            if self.rule(effort, index as usize)?.events().contains(facts.kind()) {
                 found.push(index);
             }
         }
@@ -178,7 +177,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let index = list.get(5 * i + 4);
-                    if self.rule(effort, index as usize)?.events().contains(facts.kind) {
+                    if self.rule(effort, index as usize)?.events().contains(facts.kind()) {
                         found.push(index);
                     }
                 }

@@ -234,8 +234,9 @@ fn run_hooks(bytes: &[u8], payloads: &[(EventKind, Value)]) {
     state.flags.insert("dev-mode".into());
     let _ = engine.active_rules(&state);
     for (kind, payload) in payloads {
+        let Some(input) = crate::typed(*kind, payload) else { continue };
         let facts = Facts {
-            kind: *kind,
+            input: &input,
             payload,
             project_root: Some(Path::new("/p")),
             state: state.clone(),

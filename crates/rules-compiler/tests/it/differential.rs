@@ -120,8 +120,9 @@ fn fired(bytes: &AlignedBytes, kind: EventKind, payload: &Value) -> BTreeSet<usi
     let artifact = Artifact::parse(bytes.as_slice()).unwrap();
     artifact.verify().unwrap();
     let engine = Engine::new(artifact).unwrap();
+    let input = crate::typed(kind, payload).unwrap();
     let facts = Facts {
-        kind,
+        input: &input,
         payload,
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
@@ -403,8 +404,9 @@ fn the_program_index_finds_every_command_rule_that_fires() {
                 "tool_name": "Bash",
                 "tool_input": { "command": command },
             });
+            let input = crate::typed(EventKind::PreToolUse, &payload).unwrap();
             let facts = Facts {
-                kind: EventKind::PreToolUse,
+                input: &input,
                 payload: &payload,
                 project_root: Some(Path::new("/p")),
                 state: SessionState::default(),

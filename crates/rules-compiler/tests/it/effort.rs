@@ -113,8 +113,9 @@ fn evaluate(bytes: &[u8], kind: EventKind, mode: Mode) -> (Result<Evaluation, Ar
     artifact.verify().unwrap();
     let engine = Engine::new(artifact).unwrap();
     let payload = payload(kind);
+    let input = crate::typed(kind, &payload).unwrap();
     let facts = Facts {
-        kind,
+        input: &input,
         payload: &payload,
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
@@ -294,8 +295,9 @@ fn evaluate_payload(
     let aligned = AlignedBytes::new(bytes);
     let engine = Engine::new(Artifact::parse(aligned.as_slice()).unwrap()).unwrap();
     let kind = EventKind::from_name(payload["hook_event_name"].as_str().unwrap()).unwrap();
+    let input = crate::typed(kind, payload).unwrap();
     let facts = Facts {
-        kind,
+        input: &input,
         payload,
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
