@@ -434,3 +434,33 @@ expect = { context_contains = ["#1"], context_excludes = ["#2"] }
         assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
     }
 }
+
+/// A test's event is typed as a hook types it: one that Claude Code would not send (here, a
+/// tool call without its tool) fails the test, instead of testing what no hook would see.
+#[test]
+fn an_event_claude_code_would_not_send_fails_the_test() {
+    let pack = pack(
+        r#"
+[pack]
+name = "t"
+
+[[rule]]
+id = "r"
+on = "PreToolUse"
+tool = "Bash"
+decision = "ask"
+reason = "asked"
+
+[[test]]
+name = "no tool"
+event = { hook_event_name = "PreToolUse", tool_input = { command = "ls" } }
+expect = { decision = "none" }
+"#,
+    );
+    let outcomes = run_tests(&pack).unwrap();
+    assert_eq!(outcomes.len(), 1);
+    let failures = &outcomes[0].failures;
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].starts_with("the event is not one Claude Code sends"), "{failures:?}");
+    assert!(failures[0].contains("tool_name"), "{failures:?}");
+}
