@@ -1,6 +1,7 @@
 //! Integration tests of the `hookpack` command and of hooks answering from compiled rules.
 #![allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
 
+mod answers;
 mod cli;
 mod doctor;
 mod explain;
@@ -68,11 +69,21 @@ fn no_orphan_snapshots() {
             sources.push_str(&std::fs::read_to_string(path).unwrap());
         }
     }
+    // An example's answer is made for every example there is (`answers.rs`).
+    let root = here.join("../../../..");
+    let answers: Vec<String> = answers::examples(&root)
+        .iter()
+        .map(|(kind, file)| format!("{}__{}", kind.kebab(), file.trim_end_matches(".json")))
+        .collect();
     for entry in std::fs::read_dir(here.join("snapshots")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         let Some((_, named)) = name.strip_suffix(".snap").and_then(|n| n.split_once('@')) else {
             panic!("unexpected file {name}");
         };
+        if name.starts_with("answer@") {
+            assert!(answers.iter().any(|a| a == named), "{name}: no example makes it");
+            continue;
+        }
         let written = [named.to_owned(), named.replace("__", "/")];
         assert!(
             written
