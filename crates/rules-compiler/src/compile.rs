@@ -5,10 +5,12 @@ use std::fmt::Write as _;
 
 use hook_engine::EventSet;
 use hook_engine::Settings;
-use hook_engine::artifact::format::{Section, command, event, rule};
+use hook_engine::artifact::format::{Section, command, rule};
 use hook_engine::artifact::sources::sources_section;
 pub use hook_engine::artifact::sources::{DirStamp, FileStamp};
-use hook_engine::artifact::{Brackets, CaptureRecord, RuleRecord, SettingsRecord, Unset};
+use hook_engine::artifact::{
+    Brackets, CaptureRecord, EventRecord, RuleRecord, SettingsRecord, Unset,
+};
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
@@ -415,16 +417,7 @@ pub fn compile(
         let always = w.list(&always);
         let fields: Vec<&str> = fields.into_iter().collect();
         let fields = w.str_list(&fields);
-        let mut record = [0u32; event::LEN];
-        record[event::ALWAYS_L] = always.offset;
-        record[event::ALWAYS_L + 1] = always.len;
-        record[event::FIELDS_L] = fields.offset;
-        record[event::FIELDS_L + 1] = fields.len;
-        record[event::PROGRAMS_L] = programs.offset;
-        record[event::PROGRAMS_L + 1] = programs.len;
-        record[event::GLOBS_L] = globs.offset;
-        record[event::GLOBS_L + 1] = globs.len;
-        for word in record {
+        for word in (EventRecord { always, fields, programs, globs }).words() {
             events.extend_from_slice(&word.to_le_bytes());
         }
     }

@@ -28,4 +28,6 @@ pub use keywords::{KeywordMatches, Keywords, is_word_char};
 pub use load::{ArtifactBytes, COPY_LIMIT, Loaded, MAX_ARTIFACT_BYTES, load, stamp, stamp_path};
 pub use matchers::Matchers;
 pub use reader::{Artifact, ArtifactError, ListRef, StrRef, Words, checksum};
-pub use record::{Brackets, CaptureRecord, RuleRecord, RuleView, SettingsRecord, Unset};
+pub use record::{
+    Brackets, CaptureRecord, EventRecord, RuleRecord, RuleView, SettingsRecord, Unset,
+};

@@ -3,10 +3,10 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::RuleView;
 use super::format::{
     self, ALIGN, FORMAT_VERSION, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN, Section, header,
 };
+use super::{EventRecord, RuleView};
 
 /// Why an artifact cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -229,12 +229,12 @@ impl<'a> Artifact<'a> {
     /// # Errors
     ///
     /// When the events section is too short.
-    pub fn event(&self, index: usize) -> Result<Words<'a>, ArtifactError> {
+    pub fn event(&self, index: usize) -> Result<EventRecord, ArtifactError> {
         let start = index * format::event::LEN * 4;
         let events = self.section(Section::Events);
         events
             .get(start..start + format::event::LEN * 4)
-            .map(Words)
+            .map(|bytes| EventRecord::read(Words(bytes)))
             .ok_or(ArtifactError::Malformed("event index"))
     }
 }

@@ -7,7 +7,7 @@
 //! field's type (an unknown layer to the default one, an unknown decision to none), never to
 //! a panic; references are checked where they are followed ([`super::Artifact::str`]).
 
-use super::format::{decision, flag, once, recall, rule, settings};
+use super::format::{decision, event, flag, once, recall, rule, settings};
 use super::{ListRef, StrRef, Words};
 use crate::rule::{Decision, EventSet, Layer, Once, RecallFrom, RecallSpec};
 use crate::session::{Bracket, Settings};
@@ -661,6 +661,45 @@ impl SettingsRecord {
     }
 }
 
+/// An event's record: where its rules are found (see [`super::format::event`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventRecord {
+    /// The rules found without the keyword automaton: rule indices.
+    pub always: ListRef,
+    /// The texts its keyword rules read: strings (empty: the default text).
+    pub fields: ListRef,
+    /// Shell-tool rules by program name and first operand: 5 words per entry.
+    pub programs: ListRef,
+    /// Shell-tool rules by program glob: 4 words per entry.
+    pub globs: ListRef,
+}
+
+impl EventRecord {
+    /// Its words, in [`super::format::event`]'s layout.
+    pub fn words(&self) -> [u32; event::LEN] {
+        let mut w = [0u32; event::LEN];
+        for (at, list) in [
+            (event::ALWAYS_L, self.always),
+            (event::FIELDS_L, self.fields),
+            (event::PROGRAMS_L, self.programs),
+            (event::GLOBS_L, self.globs),
+        ] {
+            [w[at], w[at + 1]] = [list.offset, list.len];
+        }
+        w
+    }
+
+    /// The record `words` hold.
+    pub fn read(words: Words<'_>) -> EventRecord {
+        EventRecord {
+            always: words.list_ref(event::ALWAYS_L),
+            fields: words.list_ref(event::FIELDS_L),
+            programs: words.list_ref(event::PROGRAMS_L),
+            globs: words.list_ref(event::GLOBS_L),
+        }
+    }
+}
+
 fn decision_code(d: Option<Decision>) -> u8 {
     match d {
         None => decision::NONE,
@@ -876,6 +915,15 @@ mod tests {
             let bytes: Vec<u8> = one.words().iter().flat_map(|w| w.to_le_bytes()).collect();
             assert_eq!(SettingsRecord::read(Words::new(&bytes)), one, "flag {flag} alone");
         }
+    }
+
+    #[test]
+    fn an_event_reads_back_as_written() {
+        let list = |n: u32| ListRef { offset: n, len: n + 1 };
+        let record =
+            EventRecord { always: list(1), fields: list(3), programs: list(5), globs: list(7) };
+        let bytes: Vec<u8> = record.words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(EventRecord::read(Words::new(&bytes)), record);
     }
 
     #[test]

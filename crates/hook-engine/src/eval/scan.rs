@@ -8,10 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use hook_model::EventKind;
 
 use super::{Engine, Facts, Mode, Scan, Shared, text_bytes};
-use crate::artifact::format::event;
-use crate::artifact::{ArtifactError, Effort, KeywordMatches, StrRef, Words};
+use crate::artifact::{ArtifactError, Effort, EventRecord, KeywordMatches, StrRef};
 
-impl<'a> Engine<'a> {
+impl Engine<'_> {
     /// Scans the event's texts for keywords and finds the rules to check: in [`Mode::Answer`]
     /// those the event always checks plus those a keyword found; in [`Mode::Explain`] every
     /// rule of the event. A scan depends only on the event and the payload, so one serves every
@@ -38,13 +37,7 @@ impl<'a> Engine<'a> {
 
         // Scan each text the event's keyword rules read, once.
         let mut scans: BTreeMap<(u32, u32), KeywordMatches> = BTreeMap::new();
-        for entry in self
-            .artifact
-            .list(record.list_ref(event::FIELDS_L))?
-            .iter()
-            .collect::<Vec<_>>()
-            .chunks_exact(2)
-        {
+        for entry in self.artifact.list(record.fields)?.iter().collect::<Vec<_>>().chunks_exact(2) {
             let field = StrRef { offset: entry[0], len: entry[1] };
             if scans.contains_key(&(field.offset, field.len)) {
                 continue;
@@ -68,8 +61,7 @@ impl<'a> Engine<'a> {
                 set
             }
             Mode::Answer => {
-                let mut set: BTreeSet<u32> =
-                    self.list(effort, record.list_ref(event::ALWAYS_L))?.iter().collect();
+                let mut set: BTreeSet<u32> = self.list(effort, record.always)?.iter().collect();
                 for (&(offset, len), matches) in &scans {
                     let field = StrRef { offset, len };
                     for &pattern in matches.ids() {
@@ -99,21 +91,21 @@ impl<'a> Engine<'a> {
         Ok(scan)
     }
 
-    /// The rules found by the programs the event's default text runs (`event::PROGRAMS_L`),
+    /// The rules found by the programs the event's default text runs (`EventRecord::programs`),
     /// and by their commands' first operands.
     pub(super) fn program_candidates<'p>(
         &self,
         scan: &Scan<'p>,
         facts: &Facts<'p>,
-        record: &Words<'a>,
+        record: &EventRecord,
     ) -> Result<Vec<u32>, ArtifactError> {
         let effort = &scan.effort;
         let tool = facts.input.tool_name();
         if !matches!(tool, Some("Bash" | "PowerShell" | "Monitor")) {
             return Ok(Vec::new());
         }
-        let list = self.list(effort, record.list_ref(event::PROGRAMS_L))?;
-        let globs = self.list(effort, record.list_ref(event::GLOBS_L))?;
+        let list = self.list(effort, record.programs)?;
+        let globs = self.list(effort, record.globs)?;
         let entries = list.len() / 5;
         if entries == 0 && globs.is_empty() {
             return Ok(Vec::new());

@@ -27,9 +27,9 @@ pub(crate) fn examples(root: &Path) -> Vec<(EventKind, String)> {
             continue;
         }
         for file in std::fs::read_dir(&dir).unwrap() {
-            let name = file.unwrap().file_name().into_string().unwrap();
-            if name.ends_with(".json") {
-                found.push((kind, name));
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                found.push((kind, path.file_name().unwrap().to_str().unwrap().to_owned()));
             }
         }
     }
