@@ -9,8 +9,9 @@ use hook_engine::artifact::format::{Section, command, rule};
 use hook_engine::artifact::sources::sources_section;
 pub use hook_engine::artifact::sources::{DirStamp, FileStamp};
 use hook_engine::artifact::{
-    Brackets, CaptureRecord, EventRecord, RuleRecord, SettingsRecord, Unset,
+    Brackets, CaptureRecord, EventRecord, ListRef, RuleRecord, SettingsRecord, Unset,
 };
+use hook_engine::command::Pattern;
 use hook_model::EventKind;
 
 use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
@@ -146,10 +147,6 @@ pub fn compiler_fingerprint() -> u64 {
 /// When a glob or a regex cannot be compiled (the parser has checked every one, so this means
 /// an automaton over the size limit), or when their automata together exceed
 /// [`MAX_AUTOMATA_BYTES`] (`load` reports that with places).
-#[allow(
-    clippy::too_many_lines,
-    reason = "the record layout reads top to bottom, one line per field"
-)]
 pub fn compile(
     rules: &[&Rule],
     settings: &ConfigSettings,
@@ -160,268 +157,36 @@ pub fn compile(
         return Err(Error::TooManySources { files: sources.files.len(), dirs: sources.dirs.len() });
     }
     let rules: Vec<&Rule> = rules.iter().copied().filter(|r| !r.when.never).collect();
-    let mut w = Writer::default();
-
-    // Terms: one pattern per distinct ASCII-lowercased term.
-    let mut terms: BTreeMap<String, u32> = BTreeMap::new();
-    for r in &rules {
-        for term in r.when.keywords.iter().chain(&r.when.keywords_all).chain(&r.when.exclude) {
-            let next = u32::try_from(terms.len()).unwrap_or(u32::MAX);
-            terms.entry(term.to_ascii_lowercase()).or_insert(next);
-        }
-    }
-    let term_id = |t: &String| terms[&t.to_ascii_lowercase()];
-    let mut postings: Vec<Vec<u32>> = vec![Vec::new(); terms.len()];
-
-    let mut globs = MatcherSection::default();
-    let mut glob_ids: BTreeMap<String, u32> = BTreeMap::new();
-    let mut regexes = MatcherSection::default();
-    let mut regex_ids: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut e = Emitter::new(&rules);
 
     let mut records = Vec::with_capacity(rules.len() * rule::LEN * 4);
     let mut automata: Vec<(usize, String)> = Vec::new();
     for (index, r) in rules.iter().enumerate() {
-        let automata_before = globs.blob_len() + regexes.blob_len();
-        let index = u32::try_from(index).unwrap_or(u32::MAX);
-        let t = &r.then;
-        let c = &r.when;
-        let mut rec = RuleRecord {
-            id: w.str(&r.full_id()),
-            events: EventSet::of(r.on.iter().copied()),
-            pinned: t.pinned,
-            fail_closed: t.fail_closed,
-            repeat: t.repeat,
-            has_context: t.context.is_some(),
-            changes_state: t.set != StateSet::default() || t.unset != StateUnset::default(),
-            uses_state: uses_state(r),
-            priority: t.priority,
-            layer: t.layer,
-            decision: t.decision,
-            once: t.once,
-            field: w.str(c.field.as_deref().unwrap_or("")),
-            context: w.str(t.context.as_deref().unwrap_or("")),
-            reason: w.str(t.reason.as_deref().unwrap_or("")),
-            message: w.str(t.message.as_deref().unwrap_or("")),
-            stop: w.str(t.stop.as_deref().unwrap_or("")),
-            session_title: w.str(t.session_title.as_deref().unwrap_or("")),
-            watch_paths: w.str_list(&t.watch_paths),
-            every: c.every,
-            brackets: Brackets::of(c.bracket.iter().copied()),
-            recall: t.recall,
-            ..RuleRecord::default()
-        };
-        let rewrite: Vec<String> = t
-            .rewrite
-            .iter()
-            .flat_map(|(field, template)| [field.clone(), template.clone()])
-            .collect();
-        rec.rewrite = w.str_list(&rewrite);
-
-        match &c.tool {
-            Some(ToolMatcher::Names(names)) => rec.tool_names = w.str_list(names),
-            Some(ToolMatcher::Regex(pattern)) => {
-                rec.tool_regex = Some(regex_index(&mut regexes, &mut regex_ids, &mut w, pattern)?);
-            }
-            None => {}
-        }
-        let mut glob_list = |list: &[String], w: &mut Writer| -> Result<Vec<u32>, Error> {
-            list.iter()
-                .map(|g| {
-                    if let Some(&id) = glob_ids.get(g.as_str()) {
-                        return Ok(id);
-                    }
-                    let dfa = glob_dfa(g)?;
-                    let source = w.str(g);
-                    let id = globs.push(Some(&dfa), 0, (source.offset, source.len));
-                    glob_ids.insert(g.clone(), id);
-                    Ok(id)
-                })
-                .collect()
-        };
-        let paths = glob_list(&c.paths, &mut w)?;
-        let excluded = glob_list(&c.paths_excluded, &mut w)?;
-        rec.paths = w.list(&paths);
-        rec.paths_excluded = w.list(&excluded);
-        let ids = |list: &[String]| -> Vec<u32> {
-            let set: BTreeSet<u32> = list.iter().map(term_id).collect();
-            set.into_iter().collect()
-        };
-        let keywords = ids(&c.keywords);
-        for &k in &keywords {
-            postings[k as usize].push(index);
-        }
-        rec.keywords = w.list(&keywords);
-        rec.keywords_all = w.list(&ids(&c.keywords_all));
-        rec.exclude = w.list(&ids(&c.exclude));
-        let regex_list: Vec<u32> = c
-            .regex
-            .iter()
-            .map(|p| regex_index(&mut regexes, &mut regex_ids, &mut w, p))
-            .collect::<Result<_, _>>()?;
-        rec.regex = w.list(&regex_list);
-        rec.star = w.str_list(&c.star);
-        let mut command_words = Vec::new();
-        for pattern in &c.command {
-            // What finds a pattern's commands first (`command::NEXT`).
-            let parts = [
-                (command::PROGRAM, &pattern.program),
-                (command::SUBCOMMAND, &pattern.subcommand),
-                (command::WRITE, &pattern.writes),
-                (command::FLAG, &pattern.flags),
-                (command::ARG, &pattern.args),
-                (command::PIPED_FROM, &pattern.piped_from),
-            ];
-            let entries = parts.iter().map(|(_, p)| p.len()).sum::<usize>();
-            command_words.extend_from_slice(&[
-                command::NEXT,
-                u32::try_from(entries).unwrap_or(u32::MAX),
-                0,
-            ]);
-            for (kind, parts) in parts {
-                for part in parts {
-                    let part = w.str(part);
-                    command_words.extend_from_slice(&[kind, part.offset, part.len]);
-                }
-            }
-        }
-        rec.command = w.list(&command_words);
-        let mut field_words = Vec::new();
-        for condition in &c.fields {
-            let path = w.str(&condition.path);
-            let values = w.str(&serde_json::Value::Array(condition.values.clone()).to_string());
-            field_words.extend_from_slice(&[path.offset, path.len, values.offset, values.len]);
-        }
-        rec.fields = w.list(&field_words);
-        rec.agent = w.str_list(&c.agent);
-        rec.workflow = w.str_list(&c.workflow);
-        rec.task = w.str_list(&c.task);
-        rec.flags = w.str_list(&c.flags);
-        rec.not_flags = w.str_list(&c.not_flags);
-        rec.permission_mode = w.str_list(&c.permission_mode);
-        rec.set_agent = w.str(t.set.agent.as_deref().unwrap_or(""));
-        rec.set_workflow = w.str(t.set.workflow.as_deref().unwrap_or(""));
-        rec.set_task = w.str(t.set.task.as_deref().unwrap_or(""));
-        rec.set_flags = w.str_list(&t.set.flags);
-        rec.unset = Unset { agent: t.unset.agent, workflow: t.unset.workflow, task: t.unset.task };
-        rec.unset_flags = w.str_list(&t.unset.flags);
-        if let Some(capture) = &t.capture {
-            #[allow(
-                clippy::cast_possible_truncation,
-                reason = "a confidence in [0, 1] fits an f32"
-            )]
-            let confidence = capture.confidence as f32;
-            rec.capture = Some(CaptureRecord {
-                namespace: w.str(capture.namespace.as_deref().unwrap_or("")),
-                confidence,
-                markers: capture.markers,
-            });
-        }
-        for word in rec.words() {
+        let automata_before = e.automata_bytes();
+        let record = e.rule_record(u32::try_from(index).unwrap_or(u32::MAX), r)?;
+        for word in record.words() {
             records.extend_from_slice(&word.to_le_bytes());
         }
-        let added = globs.blob_len() + regexes.blob_len() - automata_before;
+        let added = e.automata_bytes() - automata_before;
         if added > 0 {
             automata.push((added, r.full_id()));
         }
     }
-    let automata_bytes = globs.blob_len() + regexes.blob_len();
+    let automata_bytes = e.automata_bytes();
     if automata_bytes > MAX_AUTOMATA_BYTES {
         // Stable: rules of equal cost stay in rule order.
         automata.sort_by_key(|a| std::cmp::Reverse(a.0));
         return Err(Error::AutomataOverBudget { total: automata_bytes, contributions: automata });
     }
 
-    // Per event: the rules found without the automaton, and the texts keyword rules read.
     let mut events = Vec::new();
     for &kind in EventKind::ALL {
-        let of_event: Vec<(usize, &&Rule)> =
-            rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
-        // A shell-tool rule with `command` patterns on the default text is found by what they
-        // need the command to run: each program they name (and, for a pattern whose subcommand
-        // begins with plain words, those words as the command's first operand), or a program
-        // matching a glob (and, for a pattern on what commands write, some command writing).
-        // The others are always checked.
-        let by_program = |r: &Rule| -> Option<ProgramKeys> {
-            let c = &r.when;
-            let shell_tools = matches!(&c.tool, Some(crate::model::ToolMatcher::Names(names))
-                if names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor")));
-            if !shell_tools || !c.keywords.is_empty() || c.field.is_some() || c.command.is_empty() {
-                return None;
-            }
-            let mut keys = ProgramKeys::default();
-            for pattern in &c.command {
-                if pattern.program.is_empty() {
-                    return None;
-                }
-                let firsts: Vec<String> = match pattern.first_words() {
-                    Some(words) => words.map(str::to_ascii_lowercase).collect(),
-                    None => vec![String::new()],
-                };
-                for name in pattern.program.iter().flat_map(|p| p.split('|')) {
-                    if name.is_empty() {
-                        return None;
-                    }
-                    if name.contains(['*', '?', '\\']) {
-                        keys.globs.insert((name.to_owned(), !pattern.writes.is_empty()));
-                        continue;
-                    }
-                    let name = name.to_ascii_lowercase();
-                    keys.names.extend(firsts.iter().map(|first| (name.clone(), first.clone())));
-                }
-            }
-            Some(keys)
-        };
-        let always: Vec<u32> = of_event
-            .iter()
-            .filter(|(_, r)| r.when.keywords.is_empty() && by_program(r).is_none())
-            .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
-            .collect();
-        let keyed: Vec<(ProgramKeys, u32)> = of_event
-            .iter()
-            .filter_map(|(i, r)| Some((by_program(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
-            .collect();
-        let mut programs: Vec<(&str, &str, u32)> = keyed
-            .iter()
-            .flat_map(|(keys, i)| keys.names.iter().map(move |(n, w)| (n.as_str(), w.as_str(), *i)))
-            .collect();
-        programs.sort_unstable();
-        let mut program_words = Vec::with_capacity(programs.len() * 5);
-        for (name, first, rule) in programs {
-            let (name, first) = (w.str(name), w.str(first));
-            program_words.extend_from_slice(&[
-                name.offset,
-                name.len,
-                first.offset,
-                first.len,
-                rule,
-            ]);
-        }
-        let programs = w.list(&program_words);
-        let mut glob_words = Vec::new();
-        for (keys, rule) in &keyed {
-            for (glob, writes) in &keys.globs {
-                let glob = w.str(glob);
-                glob_words.extend_from_slice(&[glob.offset, glob.len, u32::from(*writes), *rule]);
-            }
-        }
-        let globs = w.list(&glob_words);
-        let fields: BTreeSet<&str> = of_event
-            .iter()
-            .filter(|(_, r)| {
-                !(r.when.keywords.is_empty()
-                    && r.when.keywords_all.is_empty()
-                    && r.when.exclude.is_empty())
-            })
-            .map(|(_, r)| r.when.field.as_deref().unwrap_or(""))
-            .collect();
-        let always = w.list(&always);
-        let fields: Vec<&str> = fields.into_iter().collect();
-        let fields = w.str_list(&fields);
-        for word in (EventRecord { always, fields, programs, globs }).words() {
+        for word in event_record(&mut e.w, &rules, kind).words() {
             events.extend_from_slice(&word.to_le_bytes());
         }
     }
 
+    let Emitter { mut w, terms, postings, globs, glob_ids, regexes, regex_ids } = e;
     let mut patterns = vec![String::new(); terms.len()];
     for (term, &id) in &terms {
         patterns[id as usize].clone_from(term);
@@ -458,20 +223,280 @@ pub fn compile(
     })
 }
 
-fn regex_index<'r>(
-    section: &mut MatcherSection,
-    ids: &mut BTreeMap<&'r str, u32>,
-    w: &mut Writer,
-    pattern: &'r str,
-) -> Result<u32, Error> {
-    if let Some(&id) = ids.get(pattern) {
-        return Ok(id);
+/// What `compile` builds as it goes: the strings and lists, the keyword terms with the rules
+/// each finds, and the automata (each glob and regex stored once, however many rules name it).
+struct Emitter<'r> {
+    w: Writer,
+    /// One pattern per distinct ASCII-lowercased term.
+    terms: BTreeMap<String, u32>,
+    /// The rules each term's keyword finds.
+    postings: Vec<Vec<u32>>,
+    globs: MatcherSection,
+    glob_ids: BTreeMap<String, u32>,
+    regexes: MatcherSection,
+    regex_ids: BTreeMap<&'r str, u32>,
+}
+
+impl<'r> Emitter<'r> {
+    fn new(rules: &[&Rule]) -> Self {
+        let mut terms: BTreeMap<String, u32> = BTreeMap::new();
+        for r in rules {
+            for term in r.when.keywords.iter().chain(&r.when.keywords_all).chain(&r.when.exclude) {
+                let next = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+                terms.entry(term.to_ascii_lowercase()).or_insert(next);
+            }
+        }
+        Emitter {
+            w: Writer::default(),
+            postings: vec![Vec::new(); terms.len()],
+            terms,
+            globs: MatcherSection::default(),
+            glob_ids: BTreeMap::new(),
+            regexes: MatcherSection::default(),
+            regex_ids: BTreeMap::new(),
+        }
     }
-    let dfa = regex_dfa(pattern)?;
-    let source = w.str(pattern);
-    let id = section.push(Some(&dfa), 0, (source.offset, source.len));
-    ids.insert(pattern, id);
-    Ok(id)
+
+    /// The bytes of the automata so far.
+    fn automata_bytes(&self) -> usize {
+        self.globs.blob_len() + self.regexes.blob_len()
+    }
+
+    /// Rule `r`'s record (it is rule `index`), its strings, lists and automata written.
+    fn rule_record(&mut self, index: u32, r: &'r Rule) -> Result<RuleRecord, Error> {
+        let (t, c) = (&r.then, &r.when);
+        let w = &mut self.w;
+        let mut rec = RuleRecord {
+            id: w.str(&r.full_id()),
+            events: EventSet::of(r.on.iter().copied()),
+            pinned: t.pinned,
+            fail_closed: t.fail_closed,
+            repeat: t.repeat,
+            has_context: t.context.is_some(),
+            changes_state: t.set != StateSet::default() || t.unset != StateUnset::default(),
+            uses_state: uses_state(r),
+            priority: t.priority,
+            layer: t.layer,
+            decision: t.decision,
+            once: t.once,
+            field: w.str(c.field.as_deref().unwrap_or("")),
+            context: w.str(t.context.as_deref().unwrap_or("")),
+            reason: w.str(t.reason.as_deref().unwrap_or("")),
+            message: w.str(t.message.as_deref().unwrap_or("")),
+            stop: w.str(t.stop.as_deref().unwrap_or("")),
+            session_title: w.str(t.session_title.as_deref().unwrap_or("")),
+            watch_paths: w.str_list(&t.watch_paths),
+            every: c.every,
+            brackets: Brackets::of(c.bracket.iter().copied()),
+            recall: t.recall,
+            ..RuleRecord::default()
+        };
+        let rewrite: Vec<String> = t
+            .rewrite
+            .iter()
+            .flat_map(|(field, template)| [field.clone(), template.clone()])
+            .collect();
+        rec.rewrite = w.str_list(&rewrite);
+
+        match &c.tool {
+            Some(ToolMatcher::Names(names)) => rec.tool_names = self.w.str_list(names),
+            Some(ToolMatcher::Regex(pattern)) => rec.tool_regex = Some(self.regex(pattern)?),
+            None => {}
+        }
+        let paths = self.glob_list(&c.paths)?;
+        let excluded = self.glob_list(&c.paths_excluded)?;
+        rec.paths = self.w.list(&paths);
+        rec.paths_excluded = self.w.list(&excluded);
+        let keywords = self.term_ids(&c.keywords);
+        for &k in &keywords {
+            self.postings[k as usize].push(index);
+        }
+        rec.keywords = self.w.list(&keywords);
+        let all = self.term_ids(&c.keywords_all);
+        rec.keywords_all = self.w.list(&all);
+        let exclude = self.term_ids(&c.exclude);
+        rec.exclude = self.w.list(&exclude);
+        let regex_list: Vec<u32> =
+            c.regex.iter().map(|p| self.regex(p)).collect::<Result<_, _>>()?;
+        let w = &mut self.w;
+        rec.regex = w.list(&regex_list);
+        rec.star = w.str_list(&c.star);
+        rec.command = command_list(w, &c.command);
+        let mut field_words = Vec::new();
+        for condition in &c.fields {
+            let path = w.str(&condition.path);
+            let values = w.str(&serde_json::Value::Array(condition.values.clone()).to_string());
+            field_words.extend_from_slice(&[path.offset, path.len, values.offset, values.len]);
+        }
+        rec.fields = w.list(&field_words);
+        rec.agent = w.str_list(&c.agent);
+        rec.workflow = w.str_list(&c.workflow);
+        rec.task = w.str_list(&c.task);
+        rec.flags = w.str_list(&c.flags);
+        rec.not_flags = w.str_list(&c.not_flags);
+        rec.permission_mode = w.str_list(&c.permission_mode);
+        rec.set_agent = w.str(t.set.agent.as_deref().unwrap_or(""));
+        rec.set_workflow = w.str(t.set.workflow.as_deref().unwrap_or(""));
+        rec.set_task = w.str(t.set.task.as_deref().unwrap_or(""));
+        rec.set_flags = w.str_list(&t.set.flags);
+        rec.unset = Unset { agent: t.unset.agent, workflow: t.unset.workflow, task: t.unset.task };
+        rec.unset_flags = w.str_list(&t.unset.flags);
+        if let Some(capture) = &t.capture {
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "a confidence in [0, 1] fits an f32"
+            )]
+            let confidence = capture.confidence as f32;
+            rec.capture = Some(CaptureRecord {
+                namespace: w.str(capture.namespace.as_deref().unwrap_or("")),
+                confidence,
+                markers: capture.markers,
+            });
+        }
+        Ok(rec)
+    }
+
+    /// The distinct term ids of `list`, in order.
+    fn term_ids(&self, list: &[String]) -> Vec<u32> {
+        let set: BTreeSet<u32> = list.iter().map(|t| self.terms[&t.to_ascii_lowercase()]).collect();
+        set.into_iter().collect()
+    }
+
+    /// The glob ids of `list`, each glob's automaton stored the first time.
+    fn glob_list(&mut self, list: &[String]) -> Result<Vec<u32>, Error> {
+        list.iter()
+            .map(|g| {
+                if let Some(&id) = self.glob_ids.get(g.as_str()) {
+                    return Ok(id);
+                }
+                let dfa = glob_dfa(g)?;
+                let source = self.w.str(g);
+                let id = self.globs.push(Some(&dfa), 0, (source.offset, source.len));
+                self.glob_ids.insert(g.clone(), id);
+                Ok(id)
+            })
+            .collect()
+    }
+
+    /// The regex id of `pattern`, its automaton stored the first time.
+    fn regex(&mut self, pattern: &'r str) -> Result<u32, Error> {
+        if let Some(&id) = self.regex_ids.get(pattern) {
+            return Ok(id);
+        }
+        let dfa = regex_dfa(pattern)?;
+        let source = self.w.str(pattern);
+        let id = self.regexes.push(Some(&dfa), 0, (source.offset, source.len));
+        self.regex_ids.insert(pattern, id);
+        Ok(id)
+    }
+}
+
+/// A rule's `command` patterns as the list `format::command` describes: each pattern's `NEXT`
+/// entry, then its parts, those that find its commands first.
+fn command_list(w: &mut Writer, patterns: &[Pattern<String>]) -> ListRef {
+    let mut words = Vec::new();
+    for pattern in patterns {
+        let parts = [
+            (command::PROGRAM, &pattern.program),
+            (command::SUBCOMMAND, &pattern.subcommand),
+            (command::WRITE, &pattern.writes),
+            (command::FLAG, &pattern.flags),
+            (command::ARG, &pattern.args),
+            (command::PIPED_FROM, &pattern.piped_from),
+        ];
+        let entries = parts.iter().map(|(_, p)| p.len()).sum::<usize>();
+        words.extend_from_slice(&[command::NEXT, u32::try_from(entries).unwrap_or(u32::MAX), 0]);
+        for (kind, parts) in parts {
+            for part in parts {
+                let part = w.str(part);
+                words.extend_from_slice(&[kind, part.offset, part.len]);
+            }
+        }
+    }
+    w.list(&words)
+}
+
+/// Event `kind`'s record: the rules found without the automaton, the shell-tool rules by the
+/// programs their commands need, and the texts its keyword rules read.
+fn event_record(w: &mut Writer, rules: &[&Rule], kind: EventKind) -> EventRecord {
+    let of_event: Vec<(usize, &&Rule)> =
+        rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
+    let always: Vec<u32> = of_event
+        .iter()
+        .filter(|(_, r)| r.when.keywords.is_empty() && program_keys(r).is_none())
+        .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
+        .collect();
+    let keyed: Vec<(ProgramKeys, u32)> = of_event
+        .iter()
+        .filter_map(|(i, r)| Some((program_keys(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
+        .collect();
+    let mut programs: Vec<(&str, &str, u32)> = keyed
+        .iter()
+        .flat_map(|(keys, i)| keys.names.iter().map(move |(n, w)| (n.as_str(), w.as_str(), *i)))
+        .collect();
+    programs.sort_unstable();
+    let mut program_words = Vec::with_capacity(programs.len() * 5);
+    for (name, first, rule) in programs {
+        let (name, first) = (w.str(name), w.str(first));
+        program_words.extend_from_slice(&[name.offset, name.len, first.offset, first.len, rule]);
+    }
+    let programs = w.list(&program_words);
+    let mut glob_words = Vec::new();
+    for (keys, rule) in &keyed {
+        for (glob, writes) in &keys.globs {
+            let glob = w.str(glob);
+            glob_words.extend_from_slice(&[glob.offset, glob.len, u32::from(*writes), *rule]);
+        }
+    }
+    let globs = w.list(&glob_words);
+    let fields: BTreeSet<&str> = of_event
+        .iter()
+        .filter(|(_, r)| {
+            !(r.when.keywords.is_empty()
+                && r.when.keywords_all.is_empty()
+                && r.when.exclude.is_empty())
+        })
+        .map(|(_, r)| r.when.field.as_deref().unwrap_or(""))
+        .collect();
+    let always = w.list(&always);
+    let fields: Vec<&str> = fields.into_iter().collect();
+    let fields = w.str_list(&fields);
+    EventRecord { always, fields, programs, globs }
+}
+
+/// What a shell-tool rule with `command` patterns on the default text is found by: each
+/// program they name (and, for a pattern whose subcommand begins with plain words, those words
+/// as the command's first operand), or a program matching a glob (and, for a pattern on what
+/// commands write, some command writing). `None`: the rule is always checked.
+fn program_keys(r: &Rule) -> Option<ProgramKeys> {
+    let c = &r.when;
+    let shell_tools = matches!(&c.tool, Some(ToolMatcher::Names(names))
+        if names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor")));
+    if !shell_tools || !c.keywords.is_empty() || c.field.is_some() || c.command.is_empty() {
+        return None;
+    }
+    let mut keys = ProgramKeys::default();
+    for pattern in &c.command {
+        if pattern.program.is_empty() {
+            return None;
+        }
+        let firsts: Vec<String> = match pattern.first_words() {
+            Some(words) => words.map(str::to_ascii_lowercase).collect(),
+            None => vec![String::new()],
+        };
+        for name in pattern.program.iter().flat_map(|p| p.split('|')) {
+            if name.is_empty() {
+                return None;
+            }
+            if name.contains(['*', '?', '\\']) {
+                keys.globs.insert((name.to_owned(), !pattern.writes.is_empty()));
+                continue;
+            }
+            let name = name.to_ascii_lowercase();
+            keys.names.extend(firsts.iter().map(|first| (name.clone(), first.clone())));
+        }
+    }
+    Some(keys)
 }
 
 /// The tools that rules marked `fail = "closed"` cover, for the list hooks read when they cannot
