@@ -74,6 +74,10 @@ pub trait CallIo {
 
     /// Keeps the state after the call (and the bracket read, if any).
     fn save(&mut self, after: &SessionState, bracket: Option<Bracket>);
+
+    /// Something went wrong on the way, and the answer is given without it: for the user (a
+    /// hook's stderr), in the order it happened.
+    fn problem(&mut self, problem: String);
 }
 
 /// What a call found and answers.
@@ -91,8 +95,6 @@ pub struct Call {
     pub bracket: Option<Bracket>,
     /// The budget the context was fitted into, in characters.
     pub budget: usize,
-    /// What went wrong on the way (the answer was given without it).
-    pub problems: Vec<String>,
 }
 
 /// Memories a recall may look past because they were already given.
@@ -191,7 +193,6 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
     pub fn run(self, io: &mut dyn CallIo) -> Result<Call, ArtifactError> {
         let Plan { engine, mut facts, scan, settings, opens, .. } = self;
         let (kind, input) = (facts.kind(), facts.input);
-        let mut problems = Vec::new();
         let opened = if opens { io.open_state(&settings) } else { None };
         if let Some(state) = &opened {
             facts.state = state.clone();
@@ -209,7 +210,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
                 Err(err) => {
                     // What was stored may still be kept with the session; promise nothing.
                     evaluation.captures.clear();
-                    problems.push(format!("memories unavailable ({err})"));
+                    io.problem(format!("memories unavailable ({err})"));
                 }
             }
         } else {
@@ -255,7 +256,6 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
             state: facts.state,
             bracket,
             budget,
-            problems,
         })
     }
 }

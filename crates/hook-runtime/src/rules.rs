@@ -193,7 +193,6 @@ fn evaluate(
         let call = plan.run(&mut io)?;
         (call, io.problems, io.damaged)
     };
-    problems.extend(call.problems);
     // Damage an operation found after the database opened (in pages its opening did not
     // read): the database is set aside once this hook is done with it.
     if let (Some(why), Some(store)) = (damaged, store)
@@ -310,6 +309,10 @@ impl CallIo for HookIo<'_, '_> {
                 Vec::new()
             }
         }
+    }
+
+    fn problem(&mut self, problem: String) {
+        self.problems.push(problem);
     }
 
     fn save(&mut self, after: &SessionState, bracket: Option<Bracket>) {

@@ -51,6 +51,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         window_tokens: window_env.unwrap_or(settings.window_tokens),
         unreadable: None,
         reading: None,
+        problems: Vec::new(),
     };
     let project_root = layout.project.as_deref();
     let call =
@@ -77,6 +78,15 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     }
     print_commands(kind, &payload);
     print_evaluation(&call);
+    if !call.opened && settings.opens_state(kind) {
+        println!(
+            "        (the state was not opened: the rules that use it were checked against an \
+             empty one, as the hook checks them)"
+        );
+    }
+    for problem in &io.problems {
+        println!("problem: {problem}");
+    }
 
     // What the binary prints, run the way the binary runs.
     let env = hook_runtime::Env {
@@ -194,6 +204,8 @@ struct ReadOnly<'p> {
     unreadable: Option<String>,
     /// The bracket, when the call read it.
     reading: Option<Reading>,
+    /// What the call could not do.
+    problems: Vec<String>,
 }
 
 impl ReadOnly<'_> {
@@ -250,4 +262,8 @@ impl CallIo for ReadOnly<'_> {
     }
 
     fn save(&mut self, _: &SessionState, _: Option<Bracket>) {}
+
+    fn problem(&mut self, problem: String) {
+        self.problems.push(problem);
+    }
 }

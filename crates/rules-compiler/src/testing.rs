@@ -198,7 +198,8 @@ fn run_test(
     // state, what it held before.
     let after = io.saved.unwrap_or(io.state);
     let expect = &test.expect;
-    let mut failures = Vec::new();
+    let mut failures: Vec<String> =
+        io.problems.iter().map(|p| format!("the hook would say: {p}")).collect();
 
     if let Some(decision) = expect.decision {
         let wanted = decision;
@@ -307,6 +308,8 @@ struct Fixture {
     memories: Vec<Memory>,
     /// The state the call saved.
     saved: Option<SessionState>,
+    /// What the call could not do.
+    problems: Vec<String>,
 }
 
 impl Fixture {
@@ -323,7 +326,13 @@ impl Fixture {
                 created: 0,
             })
             .collect();
-        Fixture { state: initial_state(given), bracket: given.bracket, memories, saved: None }
+        Fixture {
+            state: initial_state(given),
+            bracket: given.bracket,
+            memories,
+            saved: None,
+            problems: Vec::new(),
+        }
     }
 }
 
@@ -357,6 +366,11 @@ impl CallIo for Fixture {
 
     fn save(&mut self, after: &SessionState, _: Option<Bracket>) {
         self.saved = Some(after.clone());
+    }
+
+    fn problem(&mut self, problem: String) {
+        // The fixture's store cannot fail: a problem is the engine's, and the test shows it.
+        self.problems.push(problem);
     }
 }
 

@@ -234,7 +234,7 @@ fn run_hooks(bytes: &[u8], payloads: &[(EventKind, Value)]) {
     state.flags.insert("dev-mode".into());
     let _ = engine.active_rules(&state);
     for (kind, payload) in payloads {
-        let Some(input) = crate::typed(*kind, payload) else { continue };
+        let input = crate::typed(*kind, payload).expect("a payload Claude Code sends");
         let facts = Facts {
             input: &input,
             payload,
