@@ -31,8 +31,13 @@ pub const fn has_default_text(kind: EventKind) -> bool {
 }
 
 /// The default text of a `kind` payload: the texts conditions read, in order (several for
-/// `MultiEdit`, one per edit). Empty when the payload has none.
-pub fn default_text(kind: EventKind, payload: &Value) -> Vec<Cow<'_, str>> {
+/// `MultiEdit`, one per edit). Empty when the payload has none. `tool` is the tool's name on a
+/// tool event (the typed input's): it says which argument is the text.
+pub fn default_text<'p>(
+    kind: EventKind,
+    tool: Option<&str>,
+    payload: &'p Value,
+) -> Vec<Cow<'p, str>> {
     let field = |path: &str| lookup(payload, path).and_then(Value::as_str).map(Cow::Borrowed);
     let text = match kind {
         EventKind::UserPromptSubmit | EventKind::UserPromptExpansion => field("prompt"),
@@ -44,16 +49,16 @@ pub fn default_text(kind: EventKind, payload: &Value) -> Vec<Cow<'_, str>> {
         EventKind::PreToolUse
         | EventKind::PermissionRequest
         | EventKind::PermissionDenied
-        | EventKind::PostToolUse => return tool_text(payload),
+        | EventKind::PostToolUse => return tool_text(tool, payload),
         _ => None,
     };
     text.into_iter().collect()
 }
 
 /// The text of a tool call: the argument that says what the call does.
-fn tool_text(payload: &Value) -> Vec<Cow<'_, str>> {
+fn tool_text<'p>(tool: Option<&str>, payload: &'p Value) -> Vec<Cow<'p, str>> {
     let Some(input) = payload.get("tool_input") else { return Vec::new() };
-    let tool = payload.get("tool_name").and_then(Value::as_str).map(ToolName::from);
+    let tool = tool.map(ToolName::from);
     let argument = |name: &str| input.get(name).and_then(Value::as_str).map(Cow::Borrowed);
     let text = match tool {
         Some(ToolName::Bash | ToolName::Monitor | ToolName::PowerShell) => argument("command"),
@@ -127,7 +132,8 @@ mod tests {
             (EventKind::SessionStart, json!({"source": "startup"}), vec![]),
         ];
         for (kind, payload, expected) in cases {
-            assert_eq!(default_text(kind, &payload), expected, "{kind}");
+            let tool = payload.get("tool_name").and_then(Value::as_str);
+            assert_eq!(default_text(kind, tool, &payload), expected, "{kind}");
             assert_eq!(has_default_text(kind), kind != EventKind::SessionStart);
         }
     }

@@ -30,7 +30,9 @@ impl<'a> Engine<'a> {
                 RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
                     Some(terms) => terms.clone(),
                     None => {
-                        let text = default_text(facts.kind(), facts.payload).join("\n");
+                        let text =
+                            default_text(facts.kind(), facts.input.tool_name(), facts.payload)
+                                .join("\n");
                         effort.scan(text.len())?;
                         let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
                         scan.shared.prompt_terms.get_or_init(|| terms).clone()

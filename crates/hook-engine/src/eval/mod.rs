@@ -327,7 +327,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
         let path = self.str(effort, field)?;
         let texts = if path.is_empty() {
-            default_text(facts.kind(), facts.payload)
+            default_text(facts.kind(), facts.input.tool_name(), facts.payload)
         } else {
             field_text(facts.payload, path).into_iter().collect()
         };
