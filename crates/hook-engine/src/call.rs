@@ -185,6 +185,11 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         Ok(Plan { engine, facts, scan, settings, opens, may_need_bracket })
     }
 
+    /// The compiled settings (read once for the whole call).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     /// The rest of the call, with `io`.
     ///
     /// # Errors

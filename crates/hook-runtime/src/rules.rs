@@ -156,7 +156,7 @@ fn evaluate(
             tail: (plan.opens && plan.may_need_bracket).then(|| transcript::usage(transcript)),
             transcript,
             payload,
-            settings: engine.settings(),
+            settings: *plan.settings(),
             env,
             problems: Vec::new(),
             damaged: None,
