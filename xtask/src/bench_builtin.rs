@@ -174,7 +174,7 @@ fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
         dir: project.join(".claude/hookpack"),
     };
     let mut store = hook_runtime::state::Store::open(&installation)?;
-    let session = store.session("bench-filler")?;
+    let mut all = Vec::with_capacity(count);
     for i in 0..count {
         let subject = if i % 40 == 0 { "orders" } else { SUBJECTS[i % SUBJECTS.len()] };
         let text = format!(
@@ -189,10 +189,9 @@ fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
             confidence: 1.0,
             note: None,
         };
-        session.remember(&captured)?;
+        all.push(captured);
     }
-    let state = session.before.clone();
-    session.save(&state, None)?;
+    store.remember_all("bench-filler", &all)?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, ensure};
 use hook_model::EventKind;
-use hook_runtime::state::Store;
+use hook_runtime::state::sessions;
 use rules_compiler::{Layout, compile, load, run_tests};
 
 use crate::workspace::{cargo, examples, root};
@@ -191,15 +191,14 @@ fn append_transcript(path: &Path, n: usize, step: &TranscriptStep) -> anyhow::Re
     Ok(())
 }
 
-/// The session's state, as the database has it.
+/// The session's state, as its record has it.
 fn state_line(dir: &Path) -> String {
-    let Ok(store) = Store::open_read_only(&dir.join(".claude/hookpack")) else {
-        return "(no database yet)".to_owned();
+    let Some(record) = sessions::peek(&dir.join(".claude/hookpack"), SESSION_ID) else {
+        return "(new session)".to_owned();
     };
-    let Ok(Some(state)) = store.peek(SESSION_ID) else { return "(new session)".to_owned() };
-    match store.last_bracket(SESSION_ID) {
-        Ok(Some(bracket)) => format!("{state}; last bracket {bracket}"),
-        _ => state.to_string(),
+    match record.bracket {
+        Some(bracket) => format!("{}; last bracket {}", record.state, bracket.as_str()),
+        None => record.state.to_string(),
     }
 }
 

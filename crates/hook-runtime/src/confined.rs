@@ -166,6 +166,47 @@ impl ConfinedDir {
             .open(self.entry(name)?)
     }
 
+    /// Opens file `name` for reading and writing, creating it (readable by the user only) when
+    /// there is none, never through a link: a link, a FIFO, a device or a file with another
+    /// name too (a hard link: writing would change it there) at that name is removed (the
+    /// entry, never what it points to) and a file created instead. Opened without blocking.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be opened or created, or a folder has that name.
+    pub fn open_or_create(&self, name: &str) -> io::Result<File> {
+        let path = self.entry(name)?;
+        for _ in 0..3 {
+            let opened = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(&path);
+            match opened {
+                Ok(file) => {
+                    let meta = file.metadata()?;
+                    if meta.is_file() && std::os::unix::fs::MetadataExt::nlink(&meta) == 1 {
+                        return Ok(file);
+                    }
+                }
+                // ELOOP: a link at the name.
+                Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {}
+                // A FIFO or device opened for writing can refuse instead: look at it.
+                Err(err) if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) => {
+                    return Err(err);
+                }
+                Err(err) if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) => {
+                    return Err(err);
+                }
+                Err(_) => {}
+            }
+            self.remove(name)?;
+        }
+        Err(io::Error::other(format!("{} keeps being replaced", path.display())))
+    }
+
     /// Replaces file `name` with `bytes` atomically: written to a new private file, optionally
     /// synced, and renamed over `name` (a symlink there is replaced, not followed). Readers see
     /// the old file or the new one, never a mix.

@@ -16,7 +16,8 @@ use serde_json::Value;
 use crate::confined::Confined;
 use crate::notice::first_time;
 use crate::respond::{Answer, Answered};
-use crate::state::{self, Session, Store};
+use crate::state::sessions::{self, Locked, Record, Sessions};
+use crate::state::{self, Store};
 use crate::transcript;
 use crate::{Env, Installation};
 
@@ -126,14 +127,15 @@ impl Drop for Held {
     }
 }
 
-/// Evaluates the event with its session state (read and saved under the state's write lock
-/// when its rules need it) and its bracket (read when a rule or the budget needs it): the
-/// steps of [`hook_engine::call`], with the session store and the transcript. Problems with the
-/// state fail open: the answer is given without it and the problems returned.
+/// Evaluates the event with its session state (its record read and saved under the record's
+/// lock when its rules need it) and its bracket (read when a rule or the budget needs it): the
+/// steps of [`hook_engine::call`], with the session's record, the memory store and the
+/// transcript. Problems with the state fail open: the answer is given without it and the
+/// problems returned.
 ///
-/// Nothing that can block runs under the write lock: the transcript's tail is read before it
-/// is taken, and recall reads only this database (indexed, bounded by its size; about 0.1 ms
-/// among 2,000 memories), which no other process can hold up while this hook has the lock.
+/// Nothing that can block runs under the lock: the transcript's tail is read before it is
+/// taken; the memory database is opened only when something is captured or recalled from a
+/// database that exists (recall reads it without its write lock).
 fn evaluate(
     engine: &Engine<'_>,
     input: &HookInput,
@@ -147,91 +149,158 @@ fn evaluate(
     };
     let plan = Plan::new(engine, input, payload, project_root, Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
-    let mut store = None;
-    let (call, mut problems, damaged) = {
-        let mut io = HookIo {
-            session: None,
-            // The transcript's tail, read before the lock is taken: a slow file (the payload
-            // names it) must not hold up the project's other hooks.
-            tail: (plan.opens && plan.may_need_bracket).then(|| transcript::usage(transcript)),
-            transcript,
-            payload,
-            settings: *plan.settings(),
-            env,
-            problems: Vec::new(),
-            damaged: None,
-        };
-        if plan.opens {
-            // A dry run (`hookpack explain`) saves nothing (its transaction is never committed),
-            // and where there is no database yet it works on an empty one in memory instead of
-            // creating the file. Nor does it set aside a database it finds unusable: it works on
-            // an empty one and says why.
-            let database = crate::state::database_path(installation.dir());
-            let opened = if env.dry_run && !database.is_file() {
-                Store::scratch()
-            } else if env.dry_run
-                && let state::Diagnosis::Unusable(why) = state::diagnose(installation.dir())
-            {
-                io.problems.push(format!(
-                    "session state unusable ({why}); a new session assumed (the next hook sets the \
-                     database aside)"
-                ));
-                Store::scratch()
-            } else {
-                Store::open(installation)
-            };
-            match opened {
-                Ok(opened) => store = Some(opened),
-                Err(err) => io.problems.push(state_problem(&err)),
-            }
-        }
-        match store.as_mut().map(|store| store.session(&input.common.session_id)) {
-            Some(Ok(session)) => io.session = Some(session),
-            Some(Err(err)) => io.failed(&err),
-            None => {}
-        }
-        let call = plan.run(&mut io)?;
-        (call, io.problems, io.damaged)
+    let id = input.common.session_id.as_str();
+    let mut io = HookIo {
+        sessions: None,
+        session: None,
+        record: Record::default(),
+        memories: Memories::Closed,
+        // The transcript's tail, read before the lock is taken: a slow file (the payload
+        // names it) must not hold up the session's other hooks.
+        tail: (plan.opens && plan.may_need_bracket).then(|| transcript::usage(transcript)),
+        transcript,
+        payload,
+        settings: *plan.settings(),
+        installation,
+        env,
+        problems: Vec::new(),
+        damaged: None,
     };
-    // Damage an operation found after the database opened (in pages its opening did not
-    // read): the database is set aside once this hook is done with it.
-    if let (Some(why), Some(store)) = (damaged, store)
-        && !env.dry_run
-    {
-        match store.set_aside_damaged(installation, &why) {
-            Ok(Some(aside)) => problems.push(format!(
-                "the session state database is damaged ({why}); it was set aside as {} and a \
-                 new one is started",
-                aside.path.display()
-            )),
-            Ok(None) => {}
-            Err(err) => problems.push(format!(
-                "the session state database is damaged ({why}) and cannot be set aside ({err})"
-            )),
-        }
+    if plan.opens {
+        io.open(id);
     }
-    Ok((call.response, problems))
+    let call = plan.run(&mut io)?;
+    Ok((call.response, io.problems))
 }
 
-/// What a hook reads and keeps: the session in the store (under its write lock), the
-/// transcript for the bracket.
-struct HookIo<'s, 'p> {
-    session: Option<Session<'s>>,
+/// The memory database of a call: opened at its first use, and only when it exists, unless
+/// something is to be stored.
+enum Memories {
+    /// Not opened yet.
+    Closed,
+    /// There is none, and nothing was stored.
+    Missing,
+    Open(Store),
+    /// It could not be opened, for this reason.
+    Failed(String),
+}
+
+/// What a hook reads and keeps: the session's record (under its lock), the memory database,
+/// the transcript for the bracket.
+struct HookIo<'p> {
+    sessions: Option<Sessions>,
+    /// The session's record under its lock (`None` in a dry run, which reads it unlocked, and
+    /// when it could not be read).
+    session: Option<Locked>,
+    /// The record as the call changes it.
+    record: Record,
+    memories: Memories,
     tail: Option<std::io::Result<(transcript::Usage, u64)>>,
     transcript: &'p Path,
     payload: &'p Value,
     settings: Settings,
+    installation: &'p Installation,
     env: &'p Env,
     problems: Vec<String>,
-    /// Why the database is damaged, when an operation found it so.
+    /// Why the memory database is damaged, when an operation found it so.
     damaged: Option<String>,
 }
 
-impl HookIo<'_, '_> {
-    /// Notes a store failure: a problem, and the damage it shows.
-    fn failed(&mut self, err: &rusqlite::Error) {
-        self.damaged = self.damaged.take().or_else(|| state::damaged(err));
-        self.problems.push(state_problem(err));
+impl HookIo<'_> {
+    /// Reads session `id`'s record under its lock. A dry run (`hookpack explain`) reads it
+    /// without the lock and creates nothing.
+    fn open(&mut self, id: &str) {
+        if self.env.dry_run {
+            self.record = sessions::peek(self.installation.dir(), id)
+                .unwrap_or_else(|| Record { id: id.to_owned(), ..Record::default() });
+            return;
+        }
+        let locked = Sessions::open(self.installation).and_then(|sessions| {
+            let locked = sessions.lock(id)?;
+            self.sessions = Some(sessions);
+            Ok(locked)
+        });
+        match locked {
+            Ok(locked) => {
+                self.record = locked.record.clone();
+                self.session = Some(locked);
+            }
+            Err(err) => self.problems.push(session_problem(&err)),
+        }
+    }
+
+    /// The memory database, opened at the first call; `None` when there is none and `create`
+    /// is false (or this is a dry run).
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be opened (then at every call).
+    fn memories(&mut self, create: bool) -> Result<Option<&mut Store>, IoError> {
+        let create = create && !self.env.dry_run;
+        if matches!(self.memories, Memories::Closed)
+            || (create && matches!(self.memories, Memories::Missing))
+        {
+            // Anything at the name: what is not a database is set aside by the opening.
+            let exists =
+                std::fs::symlink_metadata(state::database_path(self.installation.dir())).is_ok();
+            self.memories = if !exists && !create {
+                Memories::Missing
+            } else if self.env.dry_run {
+                // A dry run never sets a database aside: it says what the next hook will do.
+                match state::diagnose(self.installation.dir()) {
+                    state::Diagnosis::Unusable(why) => Memories::Failed(format!(
+                        "the memory database is not usable ({why}); the next hook that opens it \
+                         sets it aside"
+                    )),
+                    _ => Store::open_read_only(self.installation.dir())
+                        .map_or_else(|err| Memories::Failed(err.to_string()), Memories::Open),
+                }
+            } else {
+                match Store::open(self.installation) {
+                    Ok(store) => {
+                        // A database this opening set aside is the user's to hear of: kept
+                        // with the session until an event shows it.
+                        if let Some(aside) = store.set_aside() {
+                            self.record.notices.push(aside.notice());
+                        }
+                        Memories::Open(store)
+                    }
+                    Err(err) => Memories::Failed(memory_problem(&err)),
+                }
+            };
+        }
+        match &mut self.memories {
+            Memories::Open(store) => Ok(Some(store)),
+            Memories::Failed(why) => Err(why.clone().into()),
+            Memories::Closed | Memories::Missing => Ok(None),
+        }
+    }
+
+    /// Sets the memory database aside when an operation found it damaged (in pages its
+    /// opening did not read), so that the next hook starts a new one instead of failing on it
+    /// forever; the user hears of it with the session's next notice.
+    fn set_aside_damaged(&mut self) {
+        let Some(why) = self.damaged.take() else { return };
+        if self.env.dry_run {
+            return;
+        }
+        let Memories::Open(store) = std::mem::replace(&mut self.memories, Memories::Closed) else {
+            return;
+        };
+        match store.set_aside_damaged(self.installation, &why) {
+            Ok(Some(aside)) => {
+                self.problems.push(format!(
+                    "the memory database is damaged ({why}); it was set aside as {} and a new one \
+                     is started",
+                    aside.path.display()
+                ));
+                self.record.notices.push(aside.notice());
+            }
+            Ok(None) => {}
+            Err(err) => self.problems.push(format!(
+                "the memory database is damaged ({why}) and cannot be set aside ({err})"
+            )),
+        }
     }
 
     /// A store failure of a memory operation: the call says what it could not do.
@@ -239,22 +308,22 @@ impl HookIo<'_, '_> {
         self.damaged = self.damaged.take().or_else(|| state::damaged(&err));
         Box::new(err)
     }
-
-    fn session(&self) -> Result<&Session<'_>, IoError> {
-        self.session.as_ref().ok_or_else(|| "the session is not open".into())
-    }
 }
 
-impl CallIo for HookIo<'_, '_> {
+impl CallIo for HookIo<'_> {
     fn open_state(&mut self, settings: &Settings) -> Option<SessionState> {
-        let session = self.session.as_ref()?;
-        // A session's first use of the state clears out the sessions gone stale.
-        if session.is_new()
-            && let Err(err) = session.remove_older_than(settings.max_age_days)
-        {
-            self.problems.push(format!("old sessions not removed ({err})"));
+        let session = self.session.as_ref();
+        // A dry run works on the record it read; a hook on the one it holds.
+        if session.is_none() && !self.env.dry_run {
+            return None;
         }
-        self.session.as_ref().map(|s| s.before.clone())
+        // A session's first use of the state clears out the sessions gone stale.
+        if let (Some(session), Some(sessions)) = (session, &self.sessions)
+            && session.new
+        {
+            sessions.remove_older_than(settings.max_age_days, &self.record.id);
+        }
+        Some(self.record.state.clone())
     }
 
     fn bracket(&mut self, state: &SessionState) -> Bracket {
@@ -270,45 +339,39 @@ impl CallIo for HookIo<'_, '_> {
     }
 
     fn recall(&mut self, recall: &memory::Recall) -> Result<Vec<memory::Memory>, IoError> {
-        let found = self.session()?.recall(recall);
+        let Some(store) = self.memories(false)? else { return Ok(Vec::new()) };
+        let found = store.search(recall);
         found.map_err(|err| self.memory_failed(err))
     }
 
     fn recent_memories(&mut self) -> Result<Vec<memory::Memory>, IoError> {
-        let found = self.session()?.recent_memories();
+        let id = self.record.id.clone();
+        let Some(store) = self.memories(false)? else { return Ok(Vec::new()) };
+        let found = store.recent_memories(&id);
         found.map_err(|err| self.memory_failed(err))
     }
 
     fn handoff(&mut self) -> Result<Option<String>, IoError> {
-        let found = self.session()?.handoff();
-        found.map_err(|err| self.memory_failed(err))
+        Ok(self.record.handoff.clone())
     }
 
     fn set_handoff(&mut self, handoff: Option<String>) {
-        if let Some(session) = &mut self.session {
-            session.set_handoff(handoff);
-        }
+        self.record.handoff = handoff;
     }
 
     fn remember(&mut self, captured: &memory::Captured) -> Result<(), IoError> {
-        let stored = self.session()?.remember(captured);
+        if self.env.dry_run {
+            return Ok(());
+        }
+        let id = self.record.id.clone();
+        let Some(store) = self.memories(true)? else { return Ok(()) };
+        let stored = store.remember(&id, captured);
         stored.map(drop).map_err(|err| self.memory_failed(err))
     }
 
     fn take_notices(&mut self) -> Vec<String> {
-        // What the store keeps for the user (a database set aside), taken in this
-        // transaction; a dry run leaves it for the hook that will show it.
-        let Some(session) = self.session.as_ref().filter(|_| !self.env.dry_run) else {
-            return Vec::new();
-        };
-        match session.take_notices() {
-            Ok(notices) => notices,
-            Err(err) => {
-                self.damaged = self.damaged.take().or_else(|| state::damaged(&err));
-                self.problems.push(format!("notices unavailable ({err})"));
-                Vec::new()
-            }
-        }
+        // A dry run leaves them for the hook that will show them.
+        if self.env.dry_run { Vec::new() } else { std::mem::take(&mut self.record.notices) }
     }
 
     fn problem(&mut self, problem: String) {
@@ -316,29 +379,41 @@ impl CallIo for HookIo<'_, '_> {
     }
 
     fn save(&mut self, after: &SessionState, bracket: Option<Bracket>) {
+        self.set_aside_damaged();
         let Some(session) = self.session.take() else { return };
-        if self.env.dry_run {
-            return;
+        self.record.state.clone_from(after);
+        if bracket.is_some() {
+            self.record.bracket = bracket;
         }
-        if let Err(err) = session.save(after, bracket) {
-            self.failed(&err);
+        if let Err(err) = session.save(&self.record) {
+            self.problems.push(session_problem(&err));
         }
     }
 }
 
-/// The stderr note of a state failure: the rules still answered; what this event would have
-/// changed in the state was not saved.
-fn state_problem(err: &rusqlite::Error) -> String {
-    if state::is_busy(err) {
+/// The stderr note of a session state failure: the rules still answered; what this event would
+/// have changed in the state was not saved.
+fn session_problem(err: &std::io::Error) -> String {
+    if err.kind() == std::io::ErrorKind::WouldBlock {
         format!(
             "session state busy (another hook held its lock for over {} s); this event's \
-             counts, flags and memories were not saved",
+             counts and flags were not saved",
             state::LOCK_WAIT.as_secs()
         )
     } else {
+        format!("session state unavailable ({err}); this event's counts and flags were not saved")
+    }
+}
+
+/// What a memory database that cannot be opened makes a call say.
+fn memory_problem(err: &rusqlite::Error) -> String {
+    if state::is_busy(err) {
         format!(
-            "session state unavailable ({err}); this event's counts, flags and memories were not saved"
+            "the database is busy: another hook held its lock for over {} s",
+            state::LOCK_WAIT.as_secs()
         )
+    } else {
+        err.to_string()
     }
 }
 

@@ -219,6 +219,7 @@ fn store(installation: &Installation, show: &dyn Fn(&Path) -> String) -> Check {
         Ok(Some(_)) => {}
     }
     let copies = state::set_aside_copies(&state_dir);
+    let sessions = state::sessions::count(installation.dir());
     let read_only = std::fs::metadata(&state_dir).is_ok_and(|m| m.permissions().readonly());
     let mut check = match state::diagnose(installation.dir()) {
         _ if read_only => Check::new(
@@ -233,12 +234,15 @@ fn store(installation: &Installation, show: &dyn Fn(&Path) -> String) -> Check {
         Diagnosis::Missing => Check::new(
             "state",
             Status::Ok,
-            format!("{}: none yet (the first hook that needs it creates it)", show(&database)),
+            format!(
+                "{sessions} session(s); {}: no memories yet (the first one kept creates it)",
+                show(&database)
+            ),
         ),
-        Diagnosis::Healthy { sessions, memories } => Check::new(
+        Diagnosis::Healthy { memories } => Check::new(
             "state",
             Status::Ok,
-            format!("{}: {sessions} session(s), {memories} memory(ies)", show(&database)),
+            format!("{sessions} session(s); {}: {memories} memory(ies)", show(&database)),
         ),
         Diagnosis::Unusable(why) => Check::new(
             "state",
@@ -246,8 +250,8 @@ fn store(installation: &Installation, show: &dyn Fn(&Path) -> String) -> Check {
             format!("{}: not usable ({why})", show(&database)),
         )
         .fix(
-            "nothing to do by hand: the next hook that needs the state sets it aside and starts \
-             afresh (its counts, flags and memories are lost)",
+            "nothing to do by hand: the next hook that keeps or recalls a memory sets it aside \
+             and starts afresh (its memories are lost)",
         ),
         Diagnosis::Unreadable(why) => Check::new(
             "state",
@@ -272,7 +276,7 @@ fn store(installation: &Installation, show: &dyn Fn(&Path) -> String) -> Check {
 /// The failures the hooks recorded: how many per event, and the newest.
 fn failures(dir: &Path) -> Check {
     let Ok(store) = Store::open_read_only(dir) else {
-        return Check::new("failures", Status::Ok, "none recorded (no session state)");
+        return Check::new("failures", Status::Ok, "none recorded");
     };
     let Ok(all) = store.failures(FAILURES_COUNTED) else {
         return Check::new("failures", Status::Ok, "none recorded (the log cannot be read)");

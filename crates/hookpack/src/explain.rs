@@ -44,6 +44,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     let mut io = ReadOnly {
         dir: layout.installation_dir(),
         store: None,
+        handoff: None,
         session_id: payload.get("session_id").and_then(Value::as_str).unwrap_or("").to_owned(),
         transcript: payload.get("transcript_path").and_then(Value::as_str).unwrap_or("").into(),
         payload: &payload,
@@ -59,7 +60,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
 
     println!("event: {kind}");
     if let Some(err) = &io.unreadable {
-        println!("state: unreadable ({err}); a new session assumed");
+        println!("memories: unreadable ({err}); none recalled");
     }
     if call.opened {
         println!("state: {}", call.state);
@@ -195,12 +196,14 @@ fn print_evaluation(call: &Call) {
 struct ReadOnly<'p> {
     dir: Option<std::path::PathBuf>,
     store: Option<Store>,
+    /// The handoff the session's record holds.
+    handoff: Option<String>,
     session_id: String,
     transcript: std::path::PathBuf,
     payload: &'p Value,
     settings: Settings,
     window_tokens: u32,
-    /// Why the state could not be read.
+    /// Why the memory database could not be read.
     unreadable: Option<String>,
     /// The bracket, when the call read it.
     reading: Option<Reading>,
@@ -218,19 +221,17 @@ impl ReadOnly<'_> {
 
 impl CallIo for ReadOnly<'_> {
     fn open_state(&mut self, _: &Settings) -> Option<SessionState> {
-        let database =
-            self.dir.as_deref().filter(|dir| hook_runtime::state::database_path(dir).is_file());
-        let Some(dir) = database else { return Some(SessionState::default()) };
-        match Store::open_read_only(dir).and_then(|s| s.peek(&self.session_id).map(|p| (s, p))) {
-            Ok((store, state)) => {
-                self.store = Some(store);
-                Some(state.unwrap_or_default())
-            }
-            Err(err) => {
-                self.unreadable = Some(err.to_string());
-                Some(SessionState::default())
+        let Some(dir) = self.dir.as_deref() else { return Some(SessionState::default()) };
+        let record = hook_runtime::state::sessions::peek(dir, &self.session_id);
+        if hook_runtime::state::database_path(dir).is_file() {
+            match Store::open_read_only(dir) {
+                Ok(store) => self.store = Some(store),
+                Err(err) => self.unreadable = Some(err.to_string()),
             }
         }
+        let record = record.unwrap_or_default();
+        self.handoff = record.handoff;
+        Some(record.state)
     }
 
     fn bracket(&mut self, state: &SessionState) -> Bracket {
@@ -252,7 +253,7 @@ impl CallIo for ReadOnly<'_> {
     }
 
     fn handoff(&mut self) -> Result<Option<String>, IoError> {
-        Ok(None)
+        Ok(self.handoff.clone())
     }
 
     fn set_handoff(&mut self, _: Option<String>) {}

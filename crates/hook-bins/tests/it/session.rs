@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use hook_engine::SessionState;
 use hook_model::EventKind;
 use hook_runtime::state::Store;
+use hook_runtime::state::sessions;
 use rules_compiler::{Layout, compile, load};
 use serde_json::{Value, json};
 
@@ -91,8 +92,11 @@ fn hook(root: &Path, kind: EventKind, payload: &Value) -> Reply {
 }
 
 fn state(root: &Path, session: &str) -> SessionState {
-    let store = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
-    store.peek(session).unwrap().unwrap_or_default()
+    record(root, session).map(|r| r.state).unwrap_or_default()
+}
+
+fn record(root: &Path, session: &str) -> Option<sessions::Record> {
+    sessions::peek(&root.join(".claude/hookpack"), session)
 }
 
 fn prompt(text: &str) -> Value {
@@ -208,14 +212,7 @@ fn a_whole_session_with_the_builtin_packs() {
     assistant_turn(&root, "a1", 164_000);
     let r = hook(&root, UserPromptSubmit, &prompt("keep going"));
     assert!(r.context().contains("[hookpack: context/handoff]"), "{}", r.context());
-    assert_eq!(
-        Store::open_read_only(&root.join(".claude/hookpack"))
-            .unwrap()
-            .last_bracket("session-1")
-            .unwrap()
-            .as_deref(),
-        Some("critical")
-    );
+    assert_eq!(record(&root, "session-1").unwrap().bracket, Some(hook_engine::Bracket::Critical));
 
     // Compaction: counted once, by PreCompact; SessionStart `compact` re-injects.
     hook(&root, PreCompact, &json!({ "trigger": "auto", "custom_instructions": "" }));
@@ -314,10 +311,110 @@ fn flags_set_by_concurrent_hooks_are_all_kept() {
     assert_eq!(flags.len(), 40, "{flags:?}");
 }
 
+/// 200 hooks of four events on one session at once: prompts counted, memories stored, flags
+/// set and `once` rules given exactly as if they had run one after the other.
+#[test]
+fn concurrent_hooks_of_mixed_events_keep_every_update() {
+    let mut pack = String::from("[pack]\nname = \"mixed\"\n");
+    for i in 0..25 {
+        let _ = write!(
+            pack,
+            "\n[[rule]]\nid = \"mark-{i}\"\non = \"PostToolUse\"\ntool = \"Bash\"\n\
+             keywords = [\"mark{i}\"]\nset = {{ flags = [\"f{i}\"] }}\n\
+             \n[[rule]]\nid = \"once-{i}\"\non = \"PreToolUse\"\ntool = \"Bash\"\n\
+             keywords = [\"once{i}\"]\nonce = \"session\"\ncontext = \"Once {i}.\"\n"
+        );
+    }
+    let root = project("concurrent-mixed", "builtin = [\"memory\"]\n", &[("mixed.toml", &pack)]);
+    let children: Vec<(EventKind, Child)> = (0..200)
+        .map(|i| {
+            let (kind, payload) = match i % 4 {
+                0 => (EventKind::UserPromptSubmit, prompt(&format!("prompt {i}"))),
+                1 => (EventKind::UserPromptSubmit, prompt(&format!("[decision] fact number {i}"))),
+                2 => {
+                    let mut payload = bash(&format!("echo mark{}", i % 25));
+                    payload["tool_response"] = json!({ "stdout": "" });
+                    (EventKind::PostToolUse, payload)
+                }
+                _ => (EventKind::PreToolUse, bash(&format!("echo once{}", i % 25))),
+            };
+            (kind, start(&root, kind, &payload))
+        })
+        .collect();
+    let mut once_given = 0;
+    for (kind, child) in children {
+        let reply = finish(child);
+        assert_eq!((reply.code, reply.stderr.as_str()), (0, ""), "{kind}");
+        once_given += usize::from(reply.context().contains("Once "));
+    }
+    let state = state(&root, "session-1");
+    assert_eq!(state.prompt_count, 100);
+    assert_eq!(state.flags.len(), 25, "{:?}", state.flags);
+    assert_eq!(once_given, 25, "each once rule given once");
+    let ledger = state.injected.keys().filter(|k| k.starts_with("mixed/once-")).count();
+    assert_eq!(ledger, 25, "{:?}", state.injected);
+    assert_eq!(memories(&root).len(), 50);
+}
+
+/// 300 prompts of one session, killed at random points (SIGKILL): the record stays readable and
+/// loses nothing but the killed hooks' own updates — every hook that answered is counted.
+#[test]
+fn hooks_killed_at_random_lose_only_their_own_updates() {
+    let root = counting_project("killed-writers");
+    // A small, fixed-seed generator: the points differ per hook, the run is repeatable.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut answered = 0u64;
+    for round in 0..10 {
+        // Each hook with its own moment: half are killed that long after they start, wherever
+        // they are then (starting, waiting for the lock, writing); the others run to the end.
+        let moments: Vec<u64> = (0..30).map(|_| next() % 8_000).collect();
+        let outcomes: Vec<Option<Reply>> = std::thread::scope(|scope| {
+            let hooks: Vec<_> = moments
+                .iter()
+                .enumerate()
+                .map(|(i, &after_us)| {
+                    let root = &root;
+                    scope.spawn(move || {
+                        let payload = prompt(&format!("round {round} prompt {i}"));
+                        let mut child = start(root, EventKind::UserPromptSubmit, &payload);
+                        if after_us % 2 == 1 {
+                            return Some(finish(child));
+                        }
+                        std::thread::sleep(std::time::Duration::from_micros(after_us));
+                        if child.try_wait().unwrap().is_some() {
+                            return Some(finish(child));
+                        }
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        None
+                    })
+                })
+                .collect();
+            hooks.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let killed = outcomes.iter().filter(|o| o.is_none()).count();
+        for reply in outcomes.into_iter().flatten() {
+            assert_eq!((reply.code, reply.stderr.as_str()), (0, ""));
+            answered += 1;
+        }
+        let record = record(&root, "session-1").expect("the record stays readable");
+        assert!(record.notices.is_empty(), "round {round}: {:?}", record.notices);
+        let counted = record.state.prompt_count;
+        assert!(counted >= answered, "round {round}: {counted} counted, {answered} answered");
+        assert!(counted <= (round + 1) * 30, "round {round}: {counted}, {killed} killed");
+    }
+}
+
 #[test]
 fn the_state_is_opened_only_when_a_rule_needs_it() {
     let root = project("stateless", "builtin = [\"guard\", \"workflow\"]\n", &[]);
-    let database = root.join(".claude/hookpack/state/hookpack.db");
+    let records = root.join(".claude/hookpack/state/sessions");
     hook(&root, EventKind::PreToolUse, &bash("rm -rf /"));
     hook(&root, EventKind::UserPromptSubmit, &prompt("hello"));
     hook(&root, EventKind::SessionStart, &json!({ "source": "startup" }));
@@ -325,7 +422,7 @@ fn the_state_is_opened_only_when_a_rule_needs_it() {
     let read = json!({ "tool_name": "Read", "tool_input": { "file_path": root.join("src/a.rs") },
                        "tool_response": { "content": "" } });
     hook(&root, EventKind::PostToolUse, &read);
-    assert!(!database.exists(), "no rule needed the state");
+    assert!(!records.exists(), "no rule needed the state");
     let mut edit = read.clone();
     edit["tool_name"] = json!("Edit");
     edit["tool_input"] =
@@ -363,7 +460,10 @@ context = "Our constitution: every change ships with a migration note."
 }
 
 fn memories(root: &Path) -> Vec<hook_engine::memory::Memory> {
-    let store = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
+    let Ok(store) = Store::open_read_only(&root.join(".claude/hookpack")) else {
+        assert!(!state_dir(root).join("hookpack.db").exists());
+        return Vec::new();
+    };
     let mut all = store.memories(None, 100).unwrap();
     all.reverse();
     all
@@ -513,6 +613,12 @@ fn counting_project(name: &str) -> PathBuf {
     project(name, "", &[("count.toml", COUNTING_PACK)])
 }
 
+/// The counting pack with the builtin memory pack: every prompt recalls from the memory
+/// database when there is one, and a marked prompt stores a memory.
+fn remembering_project(name: &str) -> PathBuf {
+    project(name, "builtin = [\"memory\"]\n", &[("count.toml", COUNTING_PACK)])
+}
+
 fn state_dir(root: &Path) -> PathBuf {
     root.join(".claude/hookpack/state")
 }
@@ -562,16 +668,17 @@ fn finish_all(
     done.into_iter().map(Option::unwrap).collect()
 }
 
-/// Where the database should be, a 0-byte file, garbage, a folder, or a link to another
-/// project's database: each is set aside (the link itself, never what it points to), a new
-/// database started, the user told once where the old one went, and the failure recorded.
+/// Where the memory database should be, a 0-byte file, garbage, a folder, or a link to another
+/// project's database: each is set aside by the first hook that recalls (the link itself,
+/// never what it points to), a new database started, the user told once where the old one
+/// went, and the failure recorded; the session's own state is not touched.
 fn a_broken_database_is_set_aside(case: &str) {
-    let other = counting_project(&format!("broken-db-{case}-other"));
-    hook(&other, EventKind::UserPromptSubmit, &prompt("the other project's prompt"));
+    let other = remembering_project(&format!("broken-db-{case}-other"));
+    hook(&other, EventKind::UserPromptSubmit, &prompt("[decision] the other project's choice"));
     let other_db = state_dir(&other).join("hookpack.db");
     let other_bytes = std::fs::read(&other_db).unwrap();
 
-    let root = counting_project(&format!("broken-db-{case}"));
+    let root = remembering_project(&format!("broken-db-{case}"));
     let folder = state_dir(&root);
     std::fs::create_dir_all(&folder).unwrap();
     let db = folder.join("hookpack.db");
@@ -592,7 +699,7 @@ fn a_broken_database_is_set_aside(case: &str) {
     let second = hook(&root, EventKind::UserPromptSubmit, &prompt("two"));
     assert_eq!(message(&second), "", "{case}: told once");
     assert!(std::fs::symlink_metadata(&db).unwrap().is_file(), "{case}");
-    assert_eq!(state(&root, "session-1").prompt_count, 2, "{case}: counted afresh");
+    assert_eq!(state(&root, "session-1").prompt_count, 2, "{case}");
     let recorded = failures(&root);
     assert!(recorded.iter().any(|m| m.contains(&aside[0])), "{case}: {recorded:?}");
 }
@@ -622,8 +729,8 @@ fn a_linked_database_is_set_aside_not_followed() {
 /// starts afresh and tells the user, instead of every hook failing on it forever.
 #[test]
 fn a_database_damaged_inside_a_table_is_set_aside_by_the_hook_that_finds_it() {
-    let root = counting_project("damaged-table");
-    hook(&root, EventKind::UserPromptSubmit, &prompt("one"));
+    let root = remembering_project("damaged-table");
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign tokens with RS256"));
     let db = state_dir(&root).join("hookpack.db");
     assert!(!state_dir(&root).join("hookpack.db-wal").exists(), "checkpointed on close");
     let mut bytes = std::fs::read(&db).unwrap();
@@ -641,10 +748,10 @@ fn a_database_damaged_inside_a_table_is_set_aside_by_the_hook_that_finds_it() {
 
     let next = hook(&root, EventKind::UserPromptSubmit, &prompt("three"));
     assert!(message(&next).contains(&aside[0]), "{}", next.json);
-    assert_eq!(state(&root, "session-1").prompt_count, 1, "counted afresh");
+    assert_eq!(state(&root, "session-1").prompt_count, 3, "the session's own state is kept");
     let again = hook(&root, EventKind::UserPromptSubmit, &prompt("four"));
     assert_eq!(message(&again), "", "told once");
-    assert_eq!(state(&root, "session-1").prompt_count, 2);
+    assert!(memories(&root).is_empty(), "the memories start afresh");
 }
 
 /// A database deleted without its `-wal` (as `rm hookpack.db` does): the new database must not
@@ -660,7 +767,7 @@ fn an_orphan_wal_does_not_bring_deleted_memories_back() {
         dir: root.join(".claude/hookpack"),
     };
     let reader = Store::open(&installation).unwrap();
-    reader.peek("session-1").unwrap();
+    reader.memories(None, 1).unwrap();
     hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] rotate the keys monthly"));
     let wal = std::fs::read(folder.join("hookpack.db-wal")).unwrap();
     assert!(wal.windows(11).any(|w| w == b"rotate the "), "the log holds the memory");
@@ -673,15 +780,15 @@ fn an_orphan_wal_does_not_bring_deleted_memories_back() {
     hook(&root, EventKind::UserPromptSubmit, &prompt("a prompt without markers"));
     let back = memories(&root);
     assert!(back.is_empty(), "deleted memories came back: {back:?}");
-    assert_eq!(state(&root, "session-1").prompt_count, 1);
+    assert_eq!(state(&root, "session-1").prompt_count, 3);
 }
 
 /// Links planted as the database's companions (`-wal`, `-shm`, `-journal`) are removed, not
 /// written through.
 #[test]
 fn companion_links_are_not_written_through() {
-    let root = counting_project("companion-links");
-    hook(&root, EventKind::UserPromptSubmit, &prompt("one"));
+    let root = remembering_project("companion-links");
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign tokens with RS256"));
     let victims = root.join("victims");
     std::fs::create_dir_all(&victims).unwrap();
     for suffix in ["-wal", "-shm", "-journal"] {
@@ -691,10 +798,11 @@ fn companion_links_are_not_written_through() {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&victim, link).unwrap();
     }
-    hook(&root, EventKind::UserPromptSubmit, &prompt("two"));
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] rotate the keys monthly"));
     for suffix in ["-wal", "-shm", "-journal"] {
         assert_eq!(std::fs::read(victims.join(suffix)).unwrap(), b"precious", "{suffix}");
     }
+    assert_eq!(memories(&root).len(), 2);
     assert_eq!(state(&root, "session-1").prompt_count, 2);
 }
 
@@ -721,7 +829,7 @@ fn linked_state_folders_are_refused() {
             .into_iter()
             .filter(|p| {
                 let name = p.file_name().unwrap().to_string_lossy();
-                name.starts_with("hookpack.db") || name == "notices"
+                name.starts_with("hookpack.db") || name == "notices" || name == "sessions"
             })
             .collect();
         assert!(written.is_empty(), "{linked}: written outside the project: {written:?}");
@@ -772,7 +880,7 @@ fn a_fifo_transcript_stalls_no_hook() {
     assert_eq!(state(&root, "session-1").prompt_count, 200);
 }
 
-/// A hook that holds the write lock and does not let go (simulated by this test holding it):
+/// A hook that holds the session's lock and does not let go (simulated by this test holding it):
 /// the others fail open after the bounded wait, each saying on stderr that the state was busy
 /// and not saved, without a second wait to record the failure; nothing is lost silently.
 #[test]
@@ -783,8 +891,7 @@ fn a_held_lock_makes_others_fail_open_quickly() {
         root: root.clone(),
         dir: root.join(".claude/hookpack"),
     };
-    let mut store = Store::open(&installation).unwrap();
-    let held = store.session("holder").unwrap();
+    let held = sessions::Sessions::open(&installation).unwrap().lock("session-1").unwrap();
     let children: Vec<(Child, std::time::Instant)> = (0..4)
         .map(|i| {
             let payload = prompt(&format!("blocked {i}"));
@@ -793,7 +900,6 @@ fn a_held_lock_makes_others_fail_open_quickly() {
         .collect();
     let done = finish_all(children, std::time::Duration::from_mins(1));
     drop(held);
-    drop(store);
     for (i, (reply, took)) in done.iter().enumerate() {
         let reply = reply.as_ref().unwrap_or_else(|| panic!("hook {i} hung for {took:?}"));
         assert_eq!(reply.code, 0);

@@ -247,12 +247,10 @@ pub(super) fn recognize(conn: &Connection, path: &Path) -> Result<bool, Connect>
 /// changing anything.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Diagnosis {
-    /// None yet: the first hook that needs the state creates it.
+    /// None yet: the first hook that keeps a memory (or records a failure) creates it.
     Missing,
     /// Usable.
     Healthy {
-        /// Sessions kept.
-        sessions: i64,
         /// Memories kept.
         memories: i64,
     },
@@ -299,9 +297,9 @@ pub fn diagnose(dir: &Path) -> Diagnosis {
         conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get::<_, i64>(0))
     };
     match (count("sessions"), count("memories")) {
-        (Ok(sessions), Ok(memories)) => Diagnosis::Healthy { sessions, memories },
+        (Ok(_), Ok(memories)) => Diagnosis::Healthy { memories },
         // A version 1 database has no memories yet; a hook migrates it.
-        (Ok(sessions), Err(_)) => Diagnosis::Healthy { sessions, memories: 0 },
+        (Ok(_), Err(_)) => Diagnosis::Healthy { memories: 0 },
         (Err(err), _) => Diagnosis::Unusable(format!("missing its tables ({err})")),
     }
 }
@@ -340,15 +338,9 @@ pub(super) fn repair(dir: &ConfinedDir, why: &str, judged: FileId) -> io::Result
         }
     }
     prune_set_aside(dir);
-    let path = dir.entry(&aside)?;
-    let notice = format!(
-        "hookpack: the session state database was not usable ({why}); it was set aside as {} \
-         and a new one started, so this project's session counts, flags, memories and \
-         handoffs start afresh.",
-        path.display()
-    );
-    build(dir, Some(&notice))?;
-    Ok(Some(SetAside { path, why: why.to_owned() }))
+    let aside = SetAside { path: dir.entry(&aside)?, why: why.to_owned() };
+    build(dir, Some(&aside.notice()))?;
+    Ok(Some(aside))
 }
 
 /// Removes the oldest set-aside copies beyond [`MAX_SET_ASIDE`], with their companions.
@@ -375,7 +367,7 @@ pub(super) fn create(dir: &ConfinedDir) -> io::Result<()> {
 
 /// Builds a new database whole, under a private name created with `O_EXCL | O_NOFOLLOW`, and
 /// links it into place, so that no hook sees it half made; with `notice`, the failure is in
-/// its log and the notice waits for an event that can show it. The companions of a database
+/// its log. The companions of a database
 /// that is gone belong to none: they are removed first, or the new database would replay an
 /// orphan `-wal` (deleted memories would come back). Called with the folder's lock held.
 fn build(dir: &ConfinedDir, notice: Option<&str>) -> io::Result<()> {
@@ -401,7 +393,6 @@ fn build(dir: &ConfinedDir, notice: Option<&str>) -> io::Result<()> {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         if let Some(notice) = notice {
             log_failure(&tx, "", "state", notice)?;
-            tx.execute("INSERT INTO notices (message) VALUES (?1)", [notice])?;
         }
         tx.commit()
     })();

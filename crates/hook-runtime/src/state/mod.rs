@@ -1,21 +1,20 @@
-//! Session state in `SQLite` (reference §1): prompt count, compactions, active agent / workflow /
-//! task, flags, the `once` ledger, the last bracket, the compaction handoff and failures, one
-//! database per installation under `state/`: one row per session, one log of failures, the
-//! memories (reference §2.5) with the terms they are found by, and the notices still to tell.
-//!
-//! A hook that needs the state holds the database's write lock from reading the session to
-//! saving it (`BEGIN IMMEDIATE`), so parallel hooks of one session never lose an update: each
-//! sees the state the previous one left. Under the lock runs only the evaluation and this
-//! database's own reads and writes (about a millisecond); the transcript is read before it is
-//! taken. A hook waits at most [`LOCK_WAIT`] for it, then fails open and says so.
+//! What hooks keep under `state/` (reference §1): each session's state in a small file of its
+//! own ([`sessions`]: prompt count, compactions, active agent / workflow / task, flags, the
+//! `once` ledger, the last bracket, the compaction handoff, notices still to give), and one
+//! `SQLite` database, `state/hookpack.db`, for what outlives a session: the memories
+//! (reference §2.5) with the terms they are found by, the failure log, and the notices of a
+//! database set aside. A hook opens the database only when it stores a memory, recalls from a
+//! database that exists, or records a failure.
 //!
 //! The folder comes from [`Confined`] (no symlinked folder on the way), and the database and
 //! its companions (`-wal`, `-shm`, `-journal`) are looked at before `SQLite` opens them: a link
 //! or anything but a regular file there is removed (a link, never what it points to) or set
 //! aside. A database that is not hookpack's (empty, garbage, damaged, another application's)
 //! is set aside beside it as `hookpack.db.aside-<time>-<pid>` ([`set_aside_copies`]), and a
-//! new one started; the new one records the failure and keeps a notice for the user, given by
-//! the first event that shows one. A new database never takes up the `-wal` of a gone one.
+//! new one started; the new one records the failure, and the hook that set it aside keeps a
+//! notice ([`SetAside::notice`]) with its session until an event shows it. A new database
+//! never takes up the `-wal` of a gone one. Its `sessions` and `notices` tables (schema 3) are
+//! no longer written: sessions and their notices moved to the session files.
 
 use std::cell::Cell;
 use std::fs;
@@ -24,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hook_engine::memory::{self, Captured, Memory, Recall};
-use hook_engine::{Bracket, SessionState};
 use rusqlite::{
     Connection, ErrorCode, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -33,6 +31,7 @@ use crate::Installation;
 use crate::confined::{Confined, ConfinedDir};
 
 mod disk;
+pub mod sessions;
 
 use disk::{
     Connect, FileId, Found, clear_companions, connect, create, describe, inspect, open_for_reading,
@@ -162,6 +161,18 @@ pub struct SetAside {
     pub path: PathBuf,
     /// What was wrong with it.
     pub why: String,
+}
+
+impl SetAside {
+    /// What the user is told of it, once.
+    pub fn notice(&self) -> String {
+        format!(
+            "hookpack: the memory database was not usable ({}); it was set aside as {} and a \
+             new one started, so this project's memories start afresh.",
+            self.why,
+            self.path.display()
+        )
+    }
 }
 
 impl Store {
@@ -301,48 +312,7 @@ impl Store {
         tx.commit()
     }
 
-    /// Takes the write lock and reads session `id` (a session never seen reads as new).
-    ///
-    /// # Errors
-    ///
-    /// When the lock is not granted within [`LOCK_WAIT`] (`DatabaseBusy`), or the database
-    /// cannot be read.
-    pub fn session(&mut self, id: &str) -> rusqlite::Result<Session<'_>> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let loaded = load(&tx, id)?;
-        let new = loaded.is_none();
-        Ok(Session {
-            tx,
-            id: id.to_owned(),
-            before: loaded.unwrap_or_default(),
-            new,
-            handoff: None,
-            handoff_changed: false,
-        })
-    }
-
-    /// Reads session `id` without taking the write lock: for `hookpack explain` and tests.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be read.
-    pub fn peek(&self, id: &str) -> rusqlite::Result<Option<SessionState>> {
-        load(&self.conn, id)
-    }
-
-    /// The last bracket recorded for session `id`.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be read.
-    pub fn last_bracket(&self, id: &str) -> rusqlite::Result<Option<String>> {
-        self.conn
-            .query_row("SELECT bracket FROM sessions WHERE id = ?1", [id], |row| row.get(0))
-            .optional()
-            .map(Option::flatten)
-    }
-
-    /// Records a failure: counted on the session and kept in the log `hookpack doctor` shows.
+    /// Records a failure in the log `hookpack doctor` shows.
     ///
     /// # Errors
     ///
@@ -413,176 +383,86 @@ impl Store {
     }
 }
 
-/// One session's state, read under the write lock; [`Session::save`] writes the changes and
-/// releases it, dropping it releases it unchanged.
-#[derive(Debug)]
-pub struct Session<'c> {
-    tx: Transaction<'c>,
-    id: String,
-    /// The state as the event found it.
-    pub before: SessionState,
-    new: bool,
-    /// The handoff to write on save, when `handoff_changed`.
-    handoff: Option<String>,
-    handoff_changed: bool,
-}
-
-impl Session<'_> {
-    /// Writes `after` (and the bracket, when it was computed) and commits.
+impl Store {
+    /// Stores a memory captured in session `session` with the terms it is found by; a memory
+    /// already stored in its namespace is kept once. Its id, when new.
     ///
     /// # Errors
     ///
     /// When the database cannot be written.
-    pub fn save(self, after: &SessionState, bracket: Option<Bracket>) -> rusqlite::Result<()> {
-        let Session { tx, id, handoff, handoff_changed, .. } = self;
-        let flags: Vec<&str> = after.flags.iter().map(String::as_str).collect();
-        let injected: Vec<String> =
-            after.injected.iter().map(|(rule, at)| format!("{rule} {at}")).collect();
-        tx.execute(
-            "INSERT INTO sessions (id, started, updated, prompts, prompts_since_compaction,
-                 compactions, compaction_pending, agent, workflow, task, flags, injected, bracket)
-             VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-             ON CONFLICT (id) DO UPDATE SET updated = ?2, prompts = ?3,
-                 prompts_since_compaction = ?4, compactions = ?5, compaction_pending = ?6,
-                 agent = ?7, workflow = ?8, task = ?9, flags = ?10, injected = ?11,
-                 bracket = coalesce(?12, bracket),
-                 handoff = CASE WHEN ?13 THEN ?14 ELSE handoff END",
-            params![
-                id,
-                now(),
-                after.prompt_count.cast_signed(),
-                after.prompts_since_compaction.cast_signed(),
-                after.compactions,
-                after.compaction_pending,
-                after.agent,
-                after.workflow,
-                after.task,
-                flags.join("\n"),
-                injected.join("\n"),
-                bracket.map(Bracket::as_str),
-                handoff_changed,
-                handoff,
-            ],
-        )?;
-        tx.commit()
+    pub fn remember(
+        &mut self,
+        session: &str,
+        captured: &Captured,
+    ) -> rusqlite::Result<Option<i64>> {
+        Ok(self.remember_all(session, std::slice::from_ref(captured))?.pop().flatten())
     }
 
-    /// Stores a captured memory with the terms it is found by; a memory already stored in its
-    /// namespace is kept once. Its id, when new.
+    /// Stores memories captured in session `session`, in one transaction: [`Store::remember`]
+    /// for each.
     ///
     /// # Errors
     ///
     /// When the database cannot be written.
-    pub fn remember(&self, captured: &Captured) -> rusqlite::Result<Option<i64>> {
-        let inserted = self.tx.execute(
-            "INSERT OR IGNORE INTO memories (namespace, text, confidence, created, session, rule)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                captured.namespace,
-                captured.text,
-                f64::from(captured.confidence),
-                now(),
-                self.id,
-                captured.rule
-            ],
-        )?;
-        if inserted == 0 {
-            return Ok(None);
+    pub fn remember_all(
+        &mut self,
+        session: &str,
+        all: &[Captured],
+    ) -> rusqlite::Result<Vec<Option<i64>>> {
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut ids = Vec::with_capacity(all.len());
+        {
+            let mut memory = tx.prepare(
+                "INSERT OR IGNORE INTO memories (namespace, text, confidence, created, session, rule)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            let mut term =
+                tx.prepare("INSERT OR IGNORE INTO memory_terms (term, memory) VALUES (?1, ?2)")?;
+            for captured in all {
+                let inserted = memory.execute(params![
+                    captured.namespace,
+                    captured.text,
+                    f64::from(captured.confidence),
+                    now(),
+                    session,
+                    captured.rule
+                ])?;
+                if inserted == 0 {
+                    ids.push(None);
+                    continue;
+                }
+                let id = tx.last_insert_rowid();
+                for t in memory::terms(&captured.text) {
+                    term.execute(params![t, id])?;
+                }
+                ids.push(Some(id));
+            }
         }
-        let id = self.tx.last_insert_rowid();
-        let mut statement =
-            self.tx.prepare("INSERT OR IGNORE INTO memory_terms (term, memory) VALUES (?1, ?2)")?;
-        for term in memory::terms(&captured.text) {
-            statement.execute(params![term, id])?;
-        }
-        Ok(Some(id))
+        tx.commit()?;
+        Ok(ids)
     }
 
-    /// The memories that best match `recall`'s terms, best first.
+    /// The memories session `session` captured most recently, oldest first.
     ///
     /// # Errors
     ///
     /// When the database cannot be read.
-    pub fn recall(&self, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
-        search(&self.tx, recall)
-    }
-
-    /// The memories this session captured most recently, oldest first.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be read.
-    pub fn recent_memories(&self) -> rusqlite::Result<Vec<Memory>> {
-        let mut statement = self.tx.prepare(
+    pub fn recent_memories(&self, session: &str) -> rusqlite::Result<Vec<Memory>> {
+        let mut statement = self.conn.prepare(
             "SELECT id, namespace, text, confidence, created FROM memories
              WHERE session = ?1 ORDER BY id DESC LIMIT ?2",
         )?;
         let mut recent: Vec<Memory> = statement
-            .query_map(params![self.id, memory::HANDOFF_MEMORIES], memory_row)?
+            .query_map(params![session, memory::HANDOFF_MEMORIES], memory_row)?
             .collect::<Result<_, _>>()?;
         recent.reverse();
         Ok(recent)
     }
-
-    /// The handoff the last `PreCompact` wrote.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be read.
-    pub fn handoff(&self) -> rusqlite::Result<Option<String>> {
-        self.tx
-            .query_row("SELECT handoff FROM sessions WHERE id = ?1", [&self.id], |row| row.get(0))
-            .optional()
-            .map(Option::flatten)
-    }
-
-    /// Sets (or with `None` clears) the handoff, written by [`Session::save`].
-    pub fn set_handoff(&mut self, handoff: Option<String>) {
-        self.handoff = handoff;
-        self.handoff_changed = true;
-    }
-
-    /// The notices kept for the user (a database set aside), removed: the caller gives them
-    /// in its answer's `systemMessage`, and they are gone once the session is saved.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be written.
-    pub fn take_notices(&self) -> rusqlite::Result<Vec<String>> {
-        let mut statement = self.tx.prepare("DELETE FROM notices RETURNING message")?;
-        statement.query_map([], |row| row.get(0))?.collect()
-    }
-
-    /// Whether the session had no state before this event.
-    pub fn is_new(&self) -> bool {
-        self.new
-    }
-
-    /// Removes the sessions not updated for `days` days.
-    ///
-    /// # Errors
-    ///
-    /// When the database cannot be written.
-    pub fn remove_older_than(&self, days: u32) -> rusqlite::Result<usize> {
-        if days == 0 {
-            return Ok(0);
-        }
-        let cutoff = now() - i64::from(days) * 86_400;
-        self.tx.execute(
-            "DELETE FROM sessions WHERE updated < ?1 AND id <> ?2",
-            params![cutoff, self.id],
-        )
-    }
 }
 
-/// Counts a failure on session `id` and adds it to the log, keeping the newest entries.
+/// Adds a failure of session `id` to the log, keeping the newest entries.
 fn log_failure(conn: &Connection, id: &str, event: &str, message: &str) -> rusqlite::Result<()> {
     let now = now();
-    conn.execute(
-        "INSERT INTO sessions (id, started, updated, failures) VALUES (?1, ?2, ?2, 1)
-         ON CONFLICT (id) DO UPDATE SET failures = failures + 1, updated = ?2",
-        params![id, now],
-    )?;
     conn.execute(
         "INSERT INTO failures (at, session, event, message) VALUES (?1, ?2, ?3, ?4)",
         params![now, id, event, message],
@@ -713,37 +593,6 @@ pub fn database_path(dir: &Path) -> PathBuf {
     dir.join(DATABASE_PATH)
 }
 
-fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionState>> {
-    conn.query_row(
-        "SELECT prompts, prompts_since_compaction, compactions, compaction_pending,
-                agent, workflow, task, flags, injected
-         FROM sessions WHERE id = ?1",
-        [id],
-        |row| {
-            let flags: String = row.get(7)?;
-            let injected: String = row.get(8)?;
-            Ok(SessionState {
-                prompt_count: row.get::<_, i64>(0)?.cast_unsigned(),
-                prompts_since_compaction: row.get::<_, i64>(1)?.cast_unsigned(),
-                compactions: row.get(2)?,
-                compaction_pending: row.get(3)?,
-                agent: row.get(4)?,
-                workflow: row.get(5)?,
-                task: row.get(6)?,
-                flags: flags.lines().map(str::to_owned).collect(),
-                injected: injected
-                    .lines()
-                    .filter_map(|line| {
-                        let (rule, at) = line.rsplit_once(' ')?;
-                        Some((rule.to_owned(), at.parse().ok()?))
-                    })
-                    .collect(),
-            })
-        },
-    )
-    .optional()
-}
-
 fn now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -759,6 +608,16 @@ mod tests {
         Store::open(&Installation::User { dir: dir.to_path_buf() })
     }
 
+    fn captured(text: &str) -> Captured {
+        Captured {
+            rule: "memory/markers".into(),
+            namespace: "decisions".into(),
+            text: text.into(),
+            confidence: 1.0,
+            note: None,
+        }
+    }
+
     fn temp_dir(name: &str) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("hookpack-state-{name}-{}", std::process::id()));
@@ -768,53 +627,17 @@ mod tests {
     }
 
     #[test]
-    fn a_session_round_trips() {
-        let dir = temp_dir("round-trip");
-        let mut store = open(&dir).unwrap();
-        let session = store.session("s1").unwrap();
-        assert_eq!(session.before, SessionState::default());
-        let mut after = session.before.clone();
-        after.prompt_count = 3;
-        after.prompts_since_compaction = 2;
-        after.compactions = 1;
-        after.agent = Some("dev".into());
-        after.flags.insert("edited".into());
-        after.flags.insert("tested".into());
-        after.injected.insert("context/constitution".into(), 1);
-        session.save(&after, Some(Bracket::Moderate)).unwrap();
-
-        let session = store.session("s1").unwrap();
-        assert_eq!(session.before, after);
-        let mut next = after.clone();
-        next.flags.remove("tested");
-        next.agent = None;
-        session.save(&next, None).unwrap();
-        assert_eq!(store.peek("s1").unwrap(), Some(next));
-        assert_eq!(store.last_bracket("s1").unwrap().as_deref(), Some("moderate"));
-        assert_eq!(store.peek("other").unwrap(), None);
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
     fn a_damaged_database_is_set_aside() {
         let dir = temp_dir("damaged");
         std::fs::create_dir_all(dir.join("state")).unwrap();
         std::fs::write(database_path(&dir), b"not a database, but long enough to look like one")
             .unwrap();
-        let mut store = open(&dir).unwrap();
+        let store = open(&dir).unwrap();
         let aside = store.set_aside().unwrap().clone();
         assert_eq!(aside.why, "not a database");
         assert_eq!(set_aside_copies(&dir.join("state")), vec![aside.path.clone()]);
         assert!(std::fs::read(&aside.path).unwrap().starts_with(b"not a database"));
-        let session = store.session("s").unwrap();
-        assert!(session.is_new());
-        // Told once: the notice is taken by the first event that shows one.
-        let notices = session.take_notices().unwrap();
-        assert_eq!(notices.len(), 1);
-        assert!(notices[0].contains(&aside.path.display().to_string()), "{notices:?}");
-        let before = session.before.clone();
-        session.save(&before, None).unwrap();
-        assert!(store.session("s").unwrap().take_notices().unwrap().is_empty());
+        assert!(aside.notice().contains(&aside.path.display().to_string()), "{}", aside.notice());
         let failures = store.failures(10).unwrap();
         assert_eq!(failures.len(), 1);
         assert!(failures[0].3.contains("set aside as"), "{failures:?}");
@@ -844,8 +667,8 @@ mod tests {
     #[test]
     fn recording_a_failure_does_not_wait_long() {
         let dir = temp_dir("record-busy");
-        let mut holder = open(&dir).unwrap();
-        let held = holder.session("holder").unwrap();
+        let holder = open(&dir).unwrap();
+        holder.conn.execute_batch("BEGIN IMMEDIATE").unwrap();
         let mut store = open(&dir).unwrap();
         let started = Instant::now();
         let err = store.record_failure("s", "Stop", "boom").unwrap_err();
@@ -853,10 +676,10 @@ mod tests {
         assert!(is_busy(&err), "{err}");
         assert!(waited < LOCK_WAIT, "waited {waited:?}");
         let started = Instant::now();
-        let err = store.session("s").unwrap_err();
+        let err = store.remember("s", &captured("use JWT")).unwrap_err();
         assert!(is_busy(&err), "{err}");
-        assert!(started.elapsed() >= LOCK_WAIT, "the session waits the bounded wait");
-        drop(held);
+        assert!(started.elapsed() >= LOCK_WAIT, "a memory waits the bounded wait");
+        holder.conn.execute_batch("ROLLBACK").unwrap();
         store.record_failure("s", "Stop", "boom").unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -881,9 +704,7 @@ mod tests {
         let mut store = open(&dir).unwrap();
         let aside = store.set_aside().unwrap();
         assert!(aside.why.contains("trigger spin"), "{}", aside.why);
-        let session = store.session("s").unwrap();
-        let before = session.before.clone();
-        session.save(&before, None).unwrap();
+        assert_eq!(store.remember("s", &captured("use JWT")).unwrap(), Some(1));
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -906,8 +727,8 @@ mod tests {
             let path = database_path(&dir);
             Connection::open(&path).unwrap().execute_batch(sql).unwrap();
             let before = std::fs::read(&path).unwrap();
-            let mut store = open(&dir).unwrap();
-            assert!(store.session("s").unwrap().is_new(), "{case}");
+            let store = open(&dir).unwrap();
+            assert!(store.memories(None, 10).unwrap().is_empty(), "{case}");
             let aside: Vec<_> = std::fs::read_dir(dir.join("state"))
                 .unwrap()
                 .map(|e| e.unwrap().path())
@@ -920,27 +741,7 @@ mod tests {
     }
 
     #[test]
-    fn old_sessions_are_removed() {
-        let dir = temp_dir("cleanup");
-        let mut store = open(&dir).unwrap();
-        for id in ["old", "new"] {
-            let session = store.session(id).unwrap();
-            let mut after = SessionState::default();
-            after.flags.insert("f".into());
-            session.save(&after, None).unwrap();
-        }
-        store.conn.execute("UPDATE sessions SET updated = 0 WHERE id = 'old'", []).unwrap();
-        let session = store.session("new").unwrap();
-        assert_eq!(session.remove_older_than(7).unwrap(), 1);
-        let before = session.before.clone();
-        session.save(&before, None).unwrap();
-        assert_eq!(store.peek("old").unwrap(), None);
-        assert!(store.peek("new").unwrap().is_some());
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn a_version_1_database_is_migrated_keeping_its_sessions() {
+    fn a_version_1_database_is_migrated() {
         let dir = temp_dir("migrate");
         std::fs::create_dir_all(dir.join("state")).unwrap();
         {
@@ -961,23 +762,9 @@ mod tests {
             conn.pragma_update(None, "user_version", 1).unwrap();
         }
         let mut store = open(&dir).unwrap();
-        let mut session = store.session("s").unwrap();
-        assert_eq!(session.before.prompt_count, 4);
-        let captured = Captured {
-            rule: "memory/markers".into(),
-            namespace: "decisions".into(),
-            text: "use JWT".into(),
-            confidence: 1.0,
-            note: None,
-        };
-        assert_eq!(session.remember(&captured).unwrap(), Some(1));
-        assert_eq!(session.remember(&captured).unwrap(), None, "kept once");
-        session.set_handoff(Some("handoff".into()));
-        let before = session.before.clone();
-        session.save(&before, None).unwrap();
-        let session = store.session("s").unwrap();
-        assert_eq!(session.handoff().unwrap().as_deref(), Some("handoff"));
-        drop(session);
+        assert_eq!(store.remember("s", &captured("use JWT")).unwrap(), Some(1));
+        assert_eq!(store.remember("s", &captured("use JWT")).unwrap(), None, "kept once");
+        assert_eq!(store.recent_memories("s").unwrap().len(), 1);
         let version: i64 =
             store.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(version, SCHEMA_VERSION);
@@ -994,11 +781,6 @@ mod tests {
         let failures = store.failures(10).unwrap();
         assert_eq!(failures.len(), 2);
         assert_eq!(failures[0].2, "Stop");
-        let count: i64 = store
-            .conn
-            .query_row("SELECT failures FROM sessions WHERE id = 's'", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(count, 2);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

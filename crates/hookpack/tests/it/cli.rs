@@ -526,7 +526,8 @@ fn a_small_artifact_is_vouched_for_while_nothing_writes_it() {
 #[test]
 fn explain_writes_nothing() {
     let counting = format!(
-        "{GUARD}\n[[rule]]\nid = \"every\"\non = \"UserPromptSubmit\"\nevery = 2\ncontext = \"x\"\n"
+        "{GUARD}\n[[rule]]\nid = \"every\"\non = \"UserPromptSubmit\"\nevery = 2\ncontext = \"x\"\n\
+         \n[[rule]]\nid = \"recall\"\non = \"UserPromptSubmit\"\nrecall = {{ from = \"prompt\" }}\n"
     );
     let dir =
         project("explain-writes-nothing", &[(".claude/hookpack/packs/guard.toml", &counting)]);
@@ -551,7 +552,7 @@ fn explain_writes_nothing() {
     let out = hookpack(&dir, &["explain", "payload.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(said.contains("session state unusable"), "{said}");
+    assert!(said.contains("memory database is not usable"), "{said}");
     let names: Vec<String> = std::fs::read_dir(&state)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

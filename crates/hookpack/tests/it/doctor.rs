@@ -27,9 +27,14 @@ id = "count"
 on = "UserPromptSubmit"
 every = 2
 context = "A reminder every other prompt."
+
+[[rule]]
+id = "recall"
+on = "UserPromptSubmit"
+recall = { from = "prompt" }
 "#;
 
-/// A compiled project that has seen one prompt (so it has a session database).
+/// A compiled project that has seen one prompt (so it has a session's state).
 fn healthy(name: &str) -> std::path::PathBuf {
     let dir = project(name, &[(".claude/hookpack/packs/guard.toml", GUARD)]);
     let out = hookpack(&dir, &["compile"]);
@@ -118,7 +123,8 @@ fn database_problems_name_the_cause_and_the_fix() {
         .unwrap();
     assert_eq!(doctor("database-damaged", &dir, &[]), 1);
 
-    // The next hook sets the damaged file aside and starts afresh; doctor lists the copy.
+    // The next hook that recalls sets the damaged file aside and starts afresh; doctor lists
+    // the copy.
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s2",
                         "transcript_path": "/t", "cwd": dir, "prompt": "hello"});
     hook(EventKind::UserPromptSubmit, &dir, &prompt);
