@@ -19,7 +19,8 @@ use crate::workspace::{examples, root};
 /// A hook may cost at most this much more than the floor on the same payload.
 const MAX_RATIO: f64 = 1.2;
 
-const USAGE: &str = "usage: cargo xtask bench [--runs N] [--dynamic-only] [--guard-only]";
+const USAGE: &str =
+    "usage: cargo xtask bench [--runs N] [--dynamic-only] [--guard-only | --builtin-only]";
 
 #[derive(Debug)]
 struct Options {
@@ -27,10 +28,13 @@ struct Options {
     dynamic_only: bool,
     /// Only the guard packs' part.
     guard_only: bool,
+    /// Only the builtin packs' part.
+    builtin_only: bool,
 }
 
 fn parse(args: &[&str]) -> anyhow::Result<Options> {
-    let mut options = Options { runs: 200, dynamic_only: false, guard_only: false };
+    let mut options =
+        Options { runs: 200, dynamic_only: false, guard_only: false, builtin_only: false };
     let mut args = args.iter();
     while let Some(&arg) = args.next() {
         match arg {
@@ -41,6 +45,7 @@ fn parse(args: &[&str]) -> anyhow::Result<Options> {
             }
             "--dynamic-only" => options.dynamic_only = true,
             "--guard-only" => options.guard_only = true,
+            "--builtin-only" => options.builtin_only = true,
             _ => bail!("unknown argument `{arg}`\n{USAGE}"),
         }
     }
@@ -60,13 +65,14 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
     }
 
-    if options.guard_only {
+    if options.guard_only || options.builtin_only {
         let linking = linkings.last().context("no build")?;
         let hook = linking.bin_dir.join(EventKind::PreToolUse.binary_name());
         crate::link_order::report(&hook, &linking.bin_dir.join("hook-floor"));
         let hookpack = build_dynamic(&["hookpack"])?.bin_dir.join("hookpack");
-        let failures =
-            crate::bench_guard::run(&linking.bin_dir, &hookpack, linking.name, options.runs)?;
+        let part =
+            if options.guard_only { crate::bench_guard::run } else { crate::bench_builtin::run };
+        let failures = part(&linking.bin_dir, &hookpack, linking.name, options.runs)?;
         ensure!(failures.is_empty(), "over the limits:\n  {}", failures.join("\n  "));
         return Ok(());
     }
