@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
-use hook_engine::artifact::{self, Artifact, ArtifactBytes, ArtifactError};
+use hook_engine::artifact::{self, Artifact, ArtifactError, Loaded};
 use hook_engine::bounded::read_regular;
 use hook_engine::call::{CallIo, IoError, Plan};
 use hook_engine::memory;
@@ -30,8 +30,8 @@ pub(crate) fn answer(
 ) -> Answer {
     let path = installation.artifact_path(env);
     let loaded = reachable(installation, env).and_then(|()| load(&path));
-    let bytes = match loaded {
-        Ok(bytes) => Held(Some(bytes)),
+    let held = match loaded {
+        Ok(loaded) => Held(Some(loaded)),
         Err(Unusable::Missing) => {
             return Answer::note(format!(
                 "no compiled rules at {}; run `hookpack compile`",
@@ -48,7 +48,7 @@ pub(crate) fn answer(
             return Answer::note(format!("{}: {err}; run `hookpack compile`", path.display()));
         }
     };
-    let artifact = match Artifact::parse(bytes.as_slice()) {
+    let artifact = match held.artifact() {
         Ok(artifact) => artifact,
         Err(err) => {
             return Answer::note(format!("{err}: {}; run `hookpack compile`", path.display()));
@@ -111,11 +111,14 @@ pub(crate) fn answer(
 /// An artifact's bytes while an answer is made from them. A hook process exits right after
 /// answering ([`crate::start`]): there they are left as they are, mapped, rather than paying
 /// for their unmapping (a system call and a flush of the TLB) on the way out.
-struct Held(Option<ArtifactBytes>);
+struct Held(Option<Loaded>);
 
 impl Held {
-    fn as_slice(&self) -> &[u8] {
-        self.0.as_ref().map_or(&[], ArtifactBytes::as_slice)
+    fn artifact(&self) -> Result<Artifact<'_>, ArtifactError> {
+        match &self.0 {
+            Some(loaded) => loaded.artifact(),
+            None => Artifact::parse(&[]),
+        }
     }
 }
 
@@ -459,21 +462,19 @@ impl std::fmt::Display for Unusable {
 /// # Errors
 ///
 /// When it is missing, cannot be read, or does not hold.
-pub fn load(path: &Path) -> Result<ArtifactBytes, Unusable> {
+pub fn load(path: &Path) -> Result<Loaded, Unusable> {
     let attempt = || {
         let loaded = artifact::load(path).map_err(|err| match err.kind() {
             std::io::ErrorKind::NotFound => Unusable::Missing,
             _ => Unusable::Unreadable(err),
         })?;
-        let parsed = Artifact::parse(loaded.bytes.as_slice());
-        // A map the compiler's stamp vouches for is what it wrote (`artifact::load`).
-        let checked =
-            if loaded.vouched { parsed.map(drop) } else { parsed.and_then(|a| a.verify()) };
-        checked.map_err(Unusable::Invalid)?;
-        if !loaded.stamped {
+        // Bytes the compiler's stamp vouches for are what it wrote (`artifact::load`): their
+        // CRC is not computed.
+        loaded.artifact().map_err(Unusable::Invalid)?;
+        if !loaded.stamped() {
             return Err(Unusable::NotCompiledHere);
         }
-        Ok(loaded.bytes)
+        Ok(loaded)
     };
     match attempt() {
         Err(Unusable::Invalid(_)) => attempt(),

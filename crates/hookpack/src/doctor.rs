@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use hook_engine::Engine;
-use hook_engine::artifact::Artifact;
 use hook_engine::layout::{self, EnvVars, FAIL_CLOSED_FILE};
 use hook_runtime::confined::Confined;
 use hook_runtime::state::{self, Diagnosis, Store};
@@ -156,7 +155,7 @@ fn artifact(
             return (check, Some(what));
         }
     };
-    let artifact = match Artifact::parse(bytes.as_slice()) {
+    let artifact = match bytes.artifact() {
         Ok(artifact) => artifact,
         Err(err) => {
             let check =
@@ -172,7 +171,7 @@ fn artifact(
     }
     let stale = match hook_runtime::staleness(&artifact) {
         Ok(Some(change)) => Some(change),
-        Ok(None) if compiled.is_some_and(|c| c != bytes.as_slice()) => {
+        Ok(None) if compiled.is_some_and(|c| c != bytes.bytes().as_slice()) => {
             Some("the packs now compile to other rules".to_owned())
         }
         Ok(None) => None,

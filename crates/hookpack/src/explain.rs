@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use anyhow::Context;
-use hook_engine::artifact::Artifact;
 use hook_engine::call::{Call, CallIo, IoError};
 use hook_engine::memory::{Captured, Memory, Recall};
 use hook_engine::{Bracket, Engine, Mode, SessionState, Settings};
@@ -35,8 +34,7 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
     // Checked as a hook checks it (the CRC, or the compiler's stamp).
     let bytes = hook_runtime::load_artifact(&path)
         .map_err(|err| anyhow::anyhow!("{err}: {}; run `hookpack compile`", path.display()))?;
-    let artifact = Artifact::parse(bytes.as_slice())
-        .map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
+    let artifact = bytes.artifact().map_err(|e| anyhow::anyhow!("{e}: {}", path.display()))?;
     let engine = Engine::new(artifact)?;
     let settings = engine.settings();
     let window_env = hook_runtime::Env::from_process().window_tokens;

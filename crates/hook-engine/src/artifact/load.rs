@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::bounded::{AlignedBytes, not_regular, open_looked_at, read_aligned};
 
 use super::format::header;
-use super::reader::word;
+use super::reader::{Artifact, ArtifactError, word};
 
 /// Artifacts up to this size are copied (and checked unless the stamp vouches for them).
 pub const COPY_LIMIT: u64 = 256 << 10;
@@ -69,14 +69,56 @@ impl ArtifactBytes {
 /// An artifact read by [`load`].
 #[derive(Debug)]
 pub struct Loaded {
+    bytes: ArtifactBytes,
+    vouched: bool,
+    stamped: bool,
+    /// Whether the bytes cannot change while they are used: copied, or mapped under a lease.
+    sealed: bool,
+    /// Whether their CRC was found to hold.
+    checked: std::cell::Cell<bool>,
+}
+
+impl Loaded {
     /// Its bytes.
-    pub bytes: ArtifactBytes,
-    /// Whether the compiler's stamp vouches for them (it matched the file before and after they
-    /// were read), so that the CRC need not be checked.
-    pub vouched: bool,
+    pub fn bytes(&self) -> &ArtifactBytes {
+        &self.bytes
+    }
+
+    /// Whether the compiler's stamp vouches for the bytes (it matched the file before and
+    /// after they were read), so that the CRC need not be checked.
+    pub fn vouched(&self) -> bool {
+        self.vouched
+    }
+
     /// Whether the stamp beside the file matches it and the CRC its header holds: the file is
     /// the one `hookpack compile` wrote there, untouched since.
-    pub stamped: bool,
+    pub fn stamped(&self) -> bool {
+        self.stamped
+    }
+
+    /// The artifact, its header and section table checked ([`Artifact::parse`]) and, unless the
+    /// stamp vouches for the bytes, its CRC ([`Artifact::verify`]).
+    ///
+    /// Its automata and strings are read without validation ([`Artifact::is_trusted`]) when the
+    /// stamp vouches for the bytes, they cannot change while they are used (copied, or mapped
+    /// under a lease) and this very build of hookpack compiled them: they are then the bytes
+    /// this build's compiler wrote, and validating them again would cost most of a hook's work
+    /// (each automaton's every transition, each string's every byte). Any other artifact (a
+    /// committed or copied one, one of another build, a large one mapped without a lease) has
+    /// everything it uses validated.
+    ///
+    /// # Errors
+    ///
+    /// When the header, the section table or the CRC does not hold.
+    pub fn artifact(&self) -> Result<Artifact<'_>, ArtifactError> {
+        let artifact = Artifact::parse(self.bytes.as_slice())?;
+        if !self.vouched && !self.checked.get() {
+            artifact.verify()?;
+            self.checked.set(true);
+        }
+        let own = artifact.compiler_fingerprint() == super::sources::hookpack_fingerprint();
+        Ok(if self.vouched && self.sealed && own { artifact.trusted() } else { artifact })
+    }
 }
 
 /// Reads the artifact at `path` (a regular file of at most [`MAX_ARTIFACT_BYTES`]): mapped when
@@ -112,7 +154,13 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
             && holds(&map)
         {
             let bytes = ArtifactBytes::Mapped(map, file);
-            return Ok(Loaded { bytes, vouched: true, stamped: true });
+            return Ok(Loaded {
+                bytes,
+                vouched: true,
+                stamped: true,
+                sealed: leased,
+                checked: false.into(),
+            });
         }
     }
     let bytes = read_aligned(&mut file, &metadata, path, MAX_ARTIFACT_BYTES)?;
@@ -120,7 +168,8 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
     // The stamp still matching the file after the copy: nothing wrote it meanwhile (any write
     // moves the change time), so the copy is what the compiler wrote and vouched for.
     let vouched = stamped && stamp.is_some_and(|s| file.metadata().is_ok_and(|m| s.matches(&m)));
-    Ok(Loaded { bytes: ArtifactBytes::Copied(bytes), vouched, stamped })
+    let bytes = ArtifactBytes::Copied(bytes);
+    Ok(Loaded { bytes, vouched, stamped, sealed: true, checked: false.into() })
 }
 
 /// Takes a read lease on `file` (opened read-only): until it is closed, whoever opens the file

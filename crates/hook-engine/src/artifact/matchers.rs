@@ -19,6 +19,8 @@ pub struct Matchers<'a> {
     section: &'a [u8],
     count: usize,
     blobs: usize,
+    /// Whether the automata are read without validation ([`super::Loaded::artifact`]).
+    trusted: bool,
     /// The automata read so far: `DFA::from_bytes` validates the whole automaton, so each is
     /// read once per run however many rules (or a crafted list) name it. Filled lazily, so its
     /// size follows what the event uses, not what the artifact claims.
@@ -26,21 +28,22 @@ pub struct Matchers<'a> {
 }
 
 impl<'a> Matchers<'a> {
-    /// Reads the section's table.
+    /// Reads the section's table; `trusted` is the artifact's
+    /// [`super::Artifact::is_trusted`].
     ///
     /// # Errors
     ///
     /// When the table does not fit the section.
-    pub fn new(section: &'a [u8]) -> Result<Self, ArtifactError> {
+    pub fn new(section: &'a [u8], trusted: bool) -> Result<Self, ArtifactError> {
         if section.is_empty() {
-            return Ok(Matchers { section, count: 0, blobs: 0, read: RefCell::default() });
+            return Ok(Matchers { section, count: 0, blobs: 0, trusted, read: RefCell::default() });
         }
         let count = word(section, 0)? as usize;
         let blobs = ((1 + count * ENTRY) * 4).next_multiple_of(8);
         if blobs > section.len() {
             return Err(ArtifactError::Malformed("matcher table"));
         }
-        Ok(Matchers { section, count, blobs, read: RefCell::default() })
+        Ok(Matchers { section, count, blobs, trusted, read: RefCell::default() })
     }
 
     /// The number of matchers.
@@ -104,8 +107,9 @@ impl<'a> Matchers<'a> {
         Ok(dfa)
     }
 
-    /// Reads and validates automaton `index`: that costs its length (entries may share one
-    /// automaton, so a crafted table can ask for it many times over).
+    /// Reads automaton `index`, validating it unless the artifact's automata are trusted: that
+    /// costs its length (entries may share one automaton, so a crafted table can ask for it
+    /// many times over).
     fn read_dfa(
         &self,
         index: u32,
@@ -126,8 +130,19 @@ impl<'a> Matchers<'a> {
             .get(start..start + len)
             .ok_or(ArtifactError::Malformed("matcher bounds"))?;
         effort.read(len)?;
-        let (dfa, _) =
-            DFA::from_bytes(bytes).map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
+        let read = if self.trusted {
+            // SAFETY: trusted automata are bytes this build's compiler serialized with
+            // `DFA::to_bytes_little_endian`, vouched for by the compiler's stamp and unable to
+            // change while the hook reads them (`Loaded::artifact`). The header, endianness,
+            // version and lengths are still checked; only the states are not walked.
+            #[allow(unsafe_code)]
+            unsafe {
+                DFA::from_bytes_unchecked(bytes)
+            }
+        } else {
+            DFA::from_bytes(bytes)
+        };
+        let (dfa, _) = read.map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
         Ok(Some(dfa))
     }
 }

@@ -83,6 +83,9 @@ pub struct ListRef {
 pub struct Artifact<'a> {
     bytes: &'a [u8],
     sections: [(usize, usize); Section::ALL.len()],
+    /// Whether its automata and strings are read without validation
+    /// ([`super::Loaded::artifact`]).
+    trusted: bool,
 }
 
 impl<'a> Artifact<'a> {
@@ -133,7 +136,20 @@ impl<'a> Artifact<'a> {
             }
             sections[i] = (offset, len);
         }
-        Ok(Artifact { bytes, sections })
+        Ok(Artifact { bytes, sections, trusted: false })
+    }
+
+    /// The same artifact, its automata and strings to be read without validation (their
+    /// bounds are still checked). Only the loader calls it, for bytes this build's compiler
+    /// wrote that cannot change while they are used ([`super::Loaded::artifact`]): an
+    /// automaton read so is trusted to be well formed, a string to be UTF-8.
+    pub(crate) fn trusted(self) -> Self {
+        Artifact { trusted: true, ..self }
+    }
+
+    /// Whether its automata and strings are read without validation.
+    pub fn is_trusted(&self) -> bool {
+        self.trusted
     }
 
     /// Checks the CRC-32 over the whole file.
@@ -191,6 +207,13 @@ impl<'a> Artifact<'a> {
         let strings = self.section(Section::Strings);
         let range = range(r.offset, r.len, 1)?;
         let bytes = strings.get(range).ok_or(ArtifactError::Malformed("string reference"))?;
+        if self.trusted {
+            // SAFETY: a trusted artifact's bytes are what this build's compiler wrote
+            // (`Loaded::artifact`), and it refers only to the strings it wrote whole, from
+            // `&str`s.
+            #[allow(unsafe_code)]
+            return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+        }
         std::str::from_utf8(bytes).map_err(|_| ArtifactError::Malformed("string encoding"))
     }
 

@@ -127,8 +127,8 @@ impl<'a> Engine<'a> {
     pub fn new(artifact: Artifact<'a>) -> Result<Self, ArtifactError> {
         Ok(Engine {
             keywords: Keywords::new(artifact.section(Section::Keywords))?,
-            globs: Matchers::new(artifact.section(Section::Globs))?,
-            regexes: Matchers::new(artifact.section(Section::Regexes))?,
+            globs: Matchers::new(artifact.section(Section::Globs), artifact.is_trusted())?,
+            regexes: Matchers::new(artifact.section(Section::Regexes), artifact.is_trusted())?,
             artifact,
         })
     }

@@ -477,7 +477,7 @@ fn a_large_artifact_is_vouched_for_by_its_stamp_until_anything_writes_it() {
     let len = std::fs::metadata(&path).unwrap().len();
     assert!(len > hook_engine::artifact::COPY_LIMIT, "{len} bytes");
     // Mapped, without the CRC: the stamp vouches for it.
-    assert!(hook_engine::artifact::load(&path).unwrap().vouched);
+    assert!(hook_engine::artifact::load(&path).unwrap().vouched());
     let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
     assert!(stdout.contains(r#""permissionDecision":"deny""#), "{stdout}");
 
@@ -491,13 +491,13 @@ fn a_large_artifact_is_vouched_for_by_its_stamp_until_anything_writes_it() {
     std::fs::write(&path, &bytes).unwrap();
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
-    assert!(!hook_engine::artifact::load(&path).unwrap().vouched);
+    assert!(!hook_engine::artifact::load(&path).unwrap().vouched());
     let (_, _, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
     assert!(stderr.contains("artifact is corrupt"), "{stderr}");
 
     // Recompiled: vouched for again.
     assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
-    assert!(hook_engine::artifact::load(&path).unwrap().vouched);
+    assert!(hook_engine::artifact::load(&path).unwrap().vouched());
 }
 
 #[test]
@@ -508,7 +508,27 @@ fn a_small_artifact_is_vouched_for_while_nothing_writes_it() {
     assert!(std::fs::metadata(&path).unwrap().len() <= hook_engine::artifact::COPY_LIMIT);
     // Copied, without the CRC: the stamp matched the file before and after the copy.
     let loaded = hook_engine::artifact::load(&path).unwrap();
-    assert!(loaded.vouched && loaded.stamped);
+    assert!(loaded.vouched() && loaded.stamped());
+    // Written by this build and unable to change while used: its automata are not validated.
+    assert!(loaded.artifact().unwrap().is_trusted());
+
+    // The same, stamped, but from another build of hookpack (its fingerprint): its automata
+    // are validated as those of any artifact not this build's.
+    let good = std::fs::read(&path).unwrap();
+    let mut other = good.clone();
+    let at = hook_engine::artifact::format::header::COMPILER;
+    other[at] ^= 0x01;
+    let crc = hook_engine::artifact::checksum(&other);
+    other[hook_engine::artifact::format::header::CRC..][..4].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &other).unwrap();
+    let stamp = hook_engine::artifact::stamp(&std::fs::metadata(&path).unwrap(), crc);
+    std::fs::write(hook_engine::artifact::stamp_path(&path), stamp).unwrap();
+    let loaded = hook_engine::artifact::load(&path).unwrap();
+    assert!(loaded.vouched());
+    assert!(!loaded.artifact().unwrap().is_trusted());
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
+    assert!(stdout.contains(r#""permissionDecision":"deny""#), "{stdout}");
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
 
     // Damaged in place, the length and the modification time kept: the CRC finds it.
     let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
@@ -518,7 +538,7 @@ fn a_small_artifact_is_vouched_for_while_nothing_writes_it() {
     bytes[last] ^= 0x01;
     std::fs::write(&path, &bytes).unwrap();
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
-    assert!(!hook_engine::artifact::load(&path).unwrap().vouched);
+    assert!(!hook_engine::artifact::load(&path).unwrap().vouched());
     let (_, _, stderr) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf /"));
     assert!(stderr.contains("artifact is corrupt"), "{stderr}");
 }
