@@ -121,8 +121,9 @@ pub(crate) fn run(
     Ok(failures)
 }
 
-/// Recall by a file's terms among [`MEMORIES`] memories, against the same hook with none
-/// stored: `example` (a `PostToolUse` payload) made a `Read` of an orders file, written to `read`.
+/// Recall by a file's terms among each of [`MEMORIES`] memories, against the same hook with
+/// none stored (no memory database at all): `example` (a `PostToolUse` payload) made a `Read`
+/// of an orders file, written to `read`.
 fn recall_cost(
     bin_dir: &Path,
     project: &Path,
@@ -135,23 +136,33 @@ fn recall_cost(
     payload["tool_input"] = serde_json::json!({ "file_path": project.join("src/orders/list.ts") });
     std::fs::write(read, payload.to_string())?;
     let post = bin_dir.join(EventKind::PostToolUse.binary_name());
-    let [none_time] = measure(&[(&post, project)], read, runs)?;
-    store_memories(project, MEMORIES)?;
-    let [many_time] = measure(&[(&post, project)], read, runs)?;
+    let floor = bin_dir.join("hook-floor");
+    let [none_time, floor_time] = measure(&[(&post, project), (&floor, project)], read, runs)?;
     println!(
-        "recall by a file's terms among {MEMORIES} memories: {} against {} with none stored: +{}",
-        ms(many_time),
+        "recall by a file's terms, no memories stored: {} ({:.3}x the floor)",
         ms(none_time),
-        ms(many_time.saturating_sub(none_time))
+        none_time.as_secs_f64() / floor_time.as_secs_f64()
     );
+    let mut stored = 0;
+    for count in MEMORIES {
+        store_memories(project, stored, count)?;
+        stored = count;
+        let [many_time, floor_time] = measure(&[(&post, project), (&floor, project)], read, runs)?;
+        println!(
+            "recall by a file's terms among {count} memories: {} ({:.3}x the floor): +{} over none",
+            ms(many_time),
+            many_time.as_secs_f64() / floor_time.as_secs_f64(),
+            ms(many_time.saturating_sub(none_time))
+        );
+    }
     Ok(())
 }
 
-/// Memories stored for the recall benchmark.
-const MEMORIES: usize = 2000;
+/// The memories stored for the recall benchmark, in turn.
+const MEMORIES: [usize; 2] = [2_000, 100_000];
 
-/// Stores `count` memories of varied terms in `project`'s state, one in forty about orders.
-fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
+/// Stores memories `from..to` of varied terms in `project`'s state, one in forty about orders.
+fn store_memories(project: &Path, from: usize, to: usize) -> anyhow::Result<()> {
     use hook_engine::memory::Captured;
     const SUBJECTS: [&str; 12] = [
         "billing",
@@ -174,8 +185,8 @@ fn store_memories(project: &Path, count: usize) -> anyhow::Result<()> {
         dir: project.join(".claude/hookpack"),
     };
     let mut store = hook_runtime::state::Store::open(&installation)?;
-    let mut all = Vec::with_capacity(count);
-    for i in 0..count {
+    let mut all = Vec::with_capacity(to - from);
+    for i in from..to {
         let subject = if i % 40 == 0 { "orders" } else { SUBJECTS[i % SUBJECTS.len()] };
         let text = format!(
             "{subject} use {} since change {i}; revisit when {} grows",

@@ -143,6 +143,8 @@ fn bins_manifest() -> String {
          # themselves never link it).\n\
          hook-engine = { workspace = true }\n\
          rules-compiler = { workspace = true }\n\
+         # Tests write databases as older versions of hookpack did.\n\
+         rusqlite = { workspace = true }\n\
          serde_json = { workspace = true }\n\
          \n\
          [lints]\n\

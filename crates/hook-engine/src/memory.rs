@@ -519,28 +519,25 @@ pub struct Memory {
     pub created: i64,
 }
 
-/// Ranks the memories that share terms with a query of `query_terms` terms: `hits` holds
-/// (query term index, memory id) for every shared term; `total` is the number of memories
-/// stored. A rarer term weighs more; a memory needs `min_terms` distinct query terms (at most
-/// all of them). The best `max` ids, best first; ties go to the newer memory.
+/// Ranks the memories that share terms with a query: `hits` holds (query term index, memory
+/// id) for the shared terms read; `frequency` holds, for each query term, how many memories
+/// it finds (which may be more than `hits` holds of it: recall reads a common term's newest
+/// postings only); `total` is the number of memories stored. A rarer term weighs more; a
+/// memory needs `min_terms` distinct query terms (at most all of them). The best `max` ids,
+/// best first; ties go to the newer memory.
 pub fn rank(
     hits: &[(usize, i64)],
-    query_terms: usize,
+    frequency: &[usize],
     total: usize,
     min_terms: usize,
     max: usize,
 ) -> Vec<i64> {
-    let mut frequency = vec![0usize; query_terms];
-    for &(term, _) in hits {
-        if let Some(f) = frequency.get_mut(term) {
-            *f += 1;
-        }
-    }
+    let query_terms = frequency.len();
     // The bits of 1 + total / frequency: a logarithm in integers (a float `ln` would link
     // libm into every hook).
     let weight = |term: usize| {
         let df = frequency[term].max(1);
-        u64::from(usize::BITS - ((total + df) / df).leading_zeros())
+        u64::from(usize::BITS - ((total.max(df) + df) / df).leading_zeros())
     };
     let mut scores: BTreeMap<i64, (u64, usize)> = BTreeMap::new();
     for &(term, memory) in hits {
@@ -560,15 +557,17 @@ pub fn rank(
 /// [`rank`] over memories at hand (a pack test's): the best `max` for `recall`.
 pub fn search<'m>(memories: &'m [Memory], recall: &Recall) -> Vec<&'m Memory> {
     let mut hits = Vec::new();
+    let mut frequency = vec![0; recall.terms.len()];
     for m in memories {
         let terms = terms(&m.text);
         for (i, term) in recall.terms.iter().enumerate() {
             if terms.contains(term) {
                 hits.push((i, m.id));
+                frequency[i] += 1;
             }
         }
     }
-    rank(&hits, recall.terms.len(), memories.len(), recall.min_terms(), recall.max)
+    rank(&hits, &frequency, memories.len(), recall.min_terms(), recall.max)
         .into_iter()
         .filter_map(|id| memories.iter().find(|m| m.id == id))
         .collect()
@@ -835,10 +834,14 @@ mod tests {
     fn ranking_prefers_more_and_rarer_terms_then_newer_memories() {
         // Query terms: 0 = "jwt" (rare), 1 = "auth" (common).
         let hits = [(1, 1), (1, 2), (1, 3), (0, 3), (1, 4), (0, 5)];
-        assert_eq!(rank(&hits, 2, 10, 1, 3), [3, 5, 4]);
+        assert_eq!(rank(&hits, &[2, 4], 10, 1, 3), [3, 5, 4]);
         // Needing both terms leaves one.
-        assert_eq!(rank(&hits, 2, 10, 2, 3), [3]);
-        assert_eq!(rank(&[], 2, 10, 1, 3), Vec::<i64>::new());
+        assert_eq!(rank(&hits, &[2, 4], 10, 2, 3), [3]);
+        assert_eq!(rank(&[], &[2, 4], 10, 1, 3), Vec::<i64>::new());
+        // The weights come from the counts given, not from the hits read: a common term's
+        // few postings read do not make it rare.
+        let read = [(1, 3), (0, 2), (1, 4)];
+        assert_eq!(rank(&read, &[2, 900], 1000, 1, 3), [2, 4, 3]);
     }
 
     #[test]

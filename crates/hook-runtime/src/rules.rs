@@ -183,7 +183,10 @@ enum Memories {
     Closed,
     /// There is none, and nothing was stored.
     Missing,
+    /// Opened to write.
     Open(Store),
+    /// Opened to read only.
+    Reading(Store),
     /// It could not be opened, for this reason.
     Failed(String),
 }
@@ -241,7 +244,7 @@ impl HookIo<'_> {
     fn memories(&mut self, create: bool) -> Result<Option<&mut Store>, IoError> {
         let create = create && !self.env.dry_run;
         if matches!(self.memories, Memories::Closed)
-            || (create && matches!(self.memories, Memories::Missing))
+            || (create && matches!(self.memories, Memories::Missing | Memories::Reading(_)))
         {
             // Anything at the name: what is not a database is set aside by the opening.
             let exists =
@@ -256,24 +259,33 @@ impl HookIo<'_> {
                          sets it aside"
                     )),
                     _ => Store::open_read_only(self.installation.dir())
-                        .map_or_else(|err| Memories::Failed(err.to_string()), Memories::Open),
+                        .map_or_else(|err| Memories::Failed(err.to_string()), Memories::Reading),
                 }
             } else {
-                match Store::open(self.installation) {
-                    Ok(store) => {
-                        // A database this opening set aside is the user's to hear of: kept
-                        // with the session until an event shows it.
-                        if let Some(aside) = store.set_aside() {
-                            self.record.notices.push(aside.notice());
+                // Reading, a database of the current schema is opened read-only, without the
+                // checks of an opening for writing; anything else is opened as for writing,
+                // which checks, migrates or sets aside.
+                let reading =
+                    if create { None } else { Store::open_to_read(self.installation).transpose() };
+                match reading {
+                    Some(Ok(store)) => Memories::Reading(store),
+                    Some(Err(err)) => Memories::Failed(memory_problem(&err)),
+                    None => match Store::open(self.installation) {
+                        Ok(store) => {
+                            // A database this opening set aside is the user's to hear of: kept
+                            // with the session until an event shows it.
+                            if let Some(aside) = store.set_aside() {
+                                self.record.notices.push(aside.notice());
+                            }
+                            Memories::Open(store)
                         }
-                        Memories::Open(store)
-                    }
-                    Err(err) => Memories::Failed(memory_problem(&err)),
+                        Err(err) => Memories::Failed(memory_problem(&err)),
+                    },
                 }
             };
         }
         match &mut self.memories {
-            Memories::Open(store) => Ok(Some(store)),
+            Memories::Open(store) | Memories::Reading(store) => Ok(Some(store)),
             Memories::Failed(why) => Err(why.clone().into()),
             Memories::Closed | Memories::Missing => Ok(None),
         }
@@ -287,7 +299,9 @@ impl HookIo<'_> {
         if self.env.dry_run {
             return;
         }
-        let Memories::Open(store) = std::mem::replace(&mut self.memories, Memories::Closed) else {
+        let (Memories::Open(store) | Memories::Reading(store)) =
+            std::mem::replace(&mut self.memories, Memories::Closed)
+        else {
             return;
         };
         match store.set_aside_damaged(self.installation, &why) {

@@ -754,33 +754,41 @@ fn a_database_damaged_inside_a_table_is_set_aside_by_the_hook_that_finds_it() {
     assert!(memories(&root).is_empty(), "the memories start afresh");
 }
 
-/// A database deleted without its `-wal` (as `rm hookpack.db` does): the new database must not
-/// replay the orphan log, which would bring the deleted memories back.
+/// A database deleted without its `-wal` (as `rm hookpack.db` does to a database of before
+/// version 4, which ran WAL): the new database must not replay the orphan log, which would
+/// bring the deleted memories back.
 #[test]
 fn an_orphan_wal_does_not_bring_deleted_memories_back() {
     let root = project("orphan-wal", "builtin = [\"memory\"]\n", &[]);
     let folder = state_dir(&root);
+    let db = folder.join("hookpack.db");
     hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign JWT tokens with RS256"));
-    // A reader kept open keeps the log when the next hook's connection closes.
-    let installation = hook_runtime::Installation::Project {
-        root: root.clone(),
-        dir: root.join(".claude/hookpack"),
-    };
-    let reader = Store::open(&installation).unwrap();
-    reader.memories(None, 1).unwrap();
-    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] rotate the keys monthly"));
+    // The database as an older hookpack ran it, in WAL; a reader kept open keeps the log when
+    // the writer's connection closes.
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.pragma_update(None, "journal_mode", "WAL").unwrap();
+    let reader = rusqlite::Connection::open(&db).unwrap();
+    reader.query_row("SELECT count(*) FROM memories", [], |r| r.get::<_, i64>(0)).unwrap();
+    writer
+        .execute(
+            "INSERT INTO memories (namespace, text, confidence, created, session, rule)
+             VALUES ('decisions', 'rotate the keys monthly', 1.0, 0, 's', 'r')",
+            [],
+        )
+        .unwrap();
+    drop(writer);
     let wal = std::fs::read(folder.join("hookpack.db-wal")).unwrap();
     assert!(wal.windows(11).any(|w| w == b"rotate the "), "the log holds the memory");
     drop(reader);
     assert_eq!(memories(&root).len(), 2);
 
-    std::fs::remove_file(folder.join("hookpack.db")).unwrap();
+    std::fs::remove_file(&db).unwrap();
     let _ = std::fs::remove_file(folder.join("hookpack.db-shm"));
     std::fs::write(folder.join("hookpack.db-wal"), &wal).unwrap();
-    hook(&root, EventKind::UserPromptSubmit, &prompt("a prompt without markers"));
-    let back = memories(&root);
-    assert!(back.is_empty(), "deleted memories came back: {back:?}");
-    assert_eq!(state(&root, "session-1").prompt_count, 3);
+    hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] a new database"));
+    let back: Vec<String> = memories(&root).into_iter().map(|m| m.text).collect();
+    assert_eq!(back, ["a new database"], "deleted memories came back");
+    assert_eq!(state(&root, "session-1").prompt_count, 2);
 }
 
 /// Links planted as the database's companions (`-wal`, `-shm`, `-journal`) are removed, not

@@ -137,16 +137,22 @@ pub(super) fn connect(path: &Path) -> Result<Store, Connect> {
     distrust_schema(&conn)?;
     // Temporary tables and sorts in memory: nothing written to `$TMPDIR`, outside the folder.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-    // WAL without a sync per commit: an application crash loses nothing, a power loss may lose
-    // or damage the session state, which is worth less than the milliseconds every hook would
-    // pay. A damaged database is set aside and started afresh.
+    // No sync per commit: an application crash loses nothing, a power loss may lose or damage
+    // the memories, which are worth less than the milliseconds every capture would pay. A
+    // damaged database is set aside and started afresh.
     conn.pragma_update(None, "synchronous", "OFF")?;
     let outdated = recognize(&conn, path)?;
     let store = Store { conn, set_aside: None, file: None };
     if outdated {
         store.migrate()?;
     }
-    let checked = store.conn.prepare("SELECT id FROM sessions LIMIT 0").map(drop);
+    // A database of before version 4 runs WAL, whose log and shared memory every reader would
+    // create, map and remove: a hook reading memories gains nothing from them. Turned into a
+    // rollback journal when no other connection has it open (else by a later opening).
+    if is_wal(path) {
+        let _ = store.conn.pragma_update(None, "journal_mode", "DELETE");
+    }
+    let checked = store.conn.prepare("SELECT id FROM memories LIMIT 0").map(drop);
     match checked {
         Ok(()) => Ok(store),
         // Marked as hookpack's, but without its tables.
@@ -155,6 +161,39 @@ pub(super) fn connect(path: &Path) -> Result<Store, Connect> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// The first bytes of the database file at `path` (its header), when it has them.
+fn header(path: &Path) -> Option<[u8; 100]> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut header = [0u8; 100];
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .ok()?;
+    Some(header)
+}
+
+/// Whether the database file at `path` says it runs WAL (its header's read and write versions,
+/// bytes 18 and 19, are 2).
+pub(super) fn is_wal(path: &Path) -> bool {
+    header(path).is_some_and(|h| h[18] == 2 && h[19] == 2)
+}
+
+/// Whether the file at `path` is, by its header, a hookpack database of the current schema in
+/// rollback-journal mode: one a hook may read without the checks of an opening for writing.
+pub(super) fn reads_as_current(path: &Path) -> bool {
+    header(path).is_some_and(|h| {
+        let word = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        h.starts_with(b"SQLite format 3\0")
+            && h[18] == 1
+            && h[19] == 1
+            && word(68) == APPLICATION_ID
+            && i64::from(word(60)) == SCHEMA_VERSION
+    })
 }
 
 /// Opens the database at `path` to read it without leaving a trace: a read-only `SQLite`
@@ -296,11 +335,11 @@ pub fn diagnose(dir: &Path) -> Diagnosis {
     let count = |table: &str| {
         conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get::<_, i64>(0))
     };
-    match (count("sessions"), count("memories")) {
-        (Ok(_), Ok(memories)) => Diagnosis::Healthy { memories },
+    match count("memories") {
+        Ok(memories) => Diagnosis::Healthy { memories },
         // A version 1 database has no memories yet; a hook migrates it.
-        (Ok(_), Err(_)) => Diagnosis::Healthy { memories: 0 },
-        (Err(err), _) => Diagnosis::Unusable(format!("missing its tables ({err})")),
+        Err(_) if count("sessions").is_ok() => Diagnosis::Healthy { memories: 0 },
+        Err(err) => Diagnosis::Unusable(format!("missing its tables ({err})")),
     }
 }
 
@@ -385,7 +424,7 @@ fn build(dir: &ConfinedDir, notice: Option<&str>) -> io::Result<()> {
             &staged_path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "journal_mode", "DELETE")?;
         conn.pragma_update(None, "synchronous", "OFF")?;
         let tx = Transaction::new_unchecked(&conn, TransactionBehavior::Immediate)?;
         tx.execute_batch(SCHEMA)?;

@@ -62,7 +62,7 @@ const FAILURE_WAIT: Duration = Duration::from_millis(200);
 const APPLICATION_ID: i32 = 0x686b_706b;
 
 /// The schema's version, in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 /// The tables of a hookpack database from before the application id (versions 1 and 2).
 const LEGACY_TABLES: [&str; 4] = ["failures", "memories", "memory_terms", "sessions"];
@@ -70,8 +70,16 @@ const LEGACY_TABLES: [&str; 4] = ["failures", "memories", "memory_terms", "sessi
 /// Every table and index hookpack's schema has; anything else (a trigger, a view, another
 /// table) in a database that claims to be hookpack's makes it unusable: a trigger is code that
 /// a crafted database would run inside the hook.
-const SCHEMA_OBJECTS: [&str; 6] =
-    ["failures", "memories", "memory_terms", "notices", "sessions", "memories_by_session"];
+const SCHEMA_OBJECTS: [&str; 7] = [
+    "failures",
+    "memories",
+    "memory_terms",
+    "term_counts",
+    "memories_by_session",
+    // Of versions 1 to 3, until a hook migrates the database.
+    "sessions",
+    "notices",
+];
 
 /// Turns off what a crafted database could run: triggers, views, and functions with side
 /// effects called from its schema.
@@ -93,27 +101,20 @@ fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> 
 /// The most set-aside copies kept: each may be as large as the database was.
 const MAX_SET_ASIDE: usize = 3;
 
-/// From version 1: the handoff, the memories.
-const MIGRATE_FROM_1: &str = "ALTER TABLE sessions ADD COLUMN handoff TEXT;";
+/// From version 3: the sessions moved to their files, and recall counts each term's memories
+/// instead of reading all of their postings. (Versions 1 and 2 had no memories table or no
+/// terms yet: `SCHEMA` creates what they lack, and the counts start from what there is.)
+const MIGRATE_TO_4: &str = "
+DROP TABLE IF EXISTS sessions;
+DROP TABLE IF EXISTS notices;
+DELETE FROM term_counts;
+INSERT INTO term_counts (term, memories) SELECT term, count(*) FROM memory_terms GROUP BY term;
+INSERT INTO term_counts (term, memories) VALUES ('', (SELECT count(*) FROM memories));
+";
 
+/// The memories, the terms they are found by, and how many memories each term finds (the
+/// empty term counts them all): recall reads a term's count instead of its postings.
 const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    started INTEGER NOT NULL,
-    updated INTEGER NOT NULL,
-    prompts INTEGER NOT NULL DEFAULT 0,
-    prompts_since_compaction INTEGER NOT NULL DEFAULT 0,
-    compactions INTEGER NOT NULL DEFAULT 0,
-    compaction_pending INTEGER NOT NULL DEFAULT 0,
-    agent TEXT,
-    workflow TEXT,
-    task TEXT,
-    flags TEXT NOT NULL DEFAULT '',
-    injected TEXT NOT NULL DEFAULT '',
-    bracket TEXT,
-    failures INTEGER NOT NULL DEFAULT 0,
-    handoff TEXT
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS failures (
     at INTEGER NOT NULL,
     session TEXT NOT NULL,
@@ -136,10 +137,10 @@ CREATE TABLE IF NOT EXISTS memory_terms (
     memory INTEGER NOT NULL,
     PRIMARY KEY (term, memory)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS notices (
-    id INTEGER PRIMARY KEY,
-    message TEXT NOT NULL
-);
+CREATE TABLE IF NOT EXISTS term_counts (
+    term TEXT PRIMARY KEY,
+    memories INTEGER NOT NULL
+) WITHOUT ROWID;
 ";
 
 /// The most failures kept in the log.
@@ -271,6 +272,40 @@ impl Store {
         Ok(Store { conn, set_aside: None, file: None })
     }
 
+    /// Opens the installation's database to read its memories, as a hook recalling does, when
+    /// its header says it is hookpack's, of the current schema, in rollback-journal mode:
+    /// read-only (nothing created, no journal read or written), its schema trusted no further
+    /// than reading (triggers and views off). `None` when it is not so: the caller opens it with
+    /// [`Store::open`], which checks, migrates or sets aside.
+    ///
+    /// # Errors
+    ///
+    /// When the folder is refused or `SQLite` cannot open it.
+    pub fn open_to_read(installation: &Installation) -> rusqlite::Result<Option<Store>> {
+        let Some(dir) =
+            Confined::of(installation).existing_dir(STATE_DIR).map_err(|e| io_error(&e))?
+        else {
+            return Ok(None);
+        };
+        let Found::Regular(id) = inspect(&dir, DATABASE_NAME).map_err(|e| io_error(&e))? else {
+            return Ok(None);
+        };
+        let path = dir.entry(DATABASE_NAME).map_err(|e| io_error(&e))?;
+        // A journal left by a writer that died is rolled back by a writer's opening.
+        let journal =
+            inspect(&dir, &format!("{DATABASE_NAME}-journal")).map_err(|e| io_error(&e))?;
+        if !matches!(journal, Found::Missing) || !disk::reads_as_current(&path) {
+            return Ok(None);
+        }
+        let mut conn = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_handler(Some(wait_for_lock))?;
+        distrust_schema(&conn)?;
+        Ok(Some(Store { conn, set_aside: None, file: Some(id) }))
+    }
+
     /// Opens an existing database without creating or changing anything.
     ///
     /// # Errors
@@ -299,13 +334,8 @@ impl Store {
         // Another hook may have migrated it meanwhile.
         let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version < SCHEMA_VERSION {
-            if version < 2 {
-                let has_handoff = tx.prepare("SELECT handoff FROM sessions LIMIT 0").is_ok();
-                if !has_handoff {
-                    tx.execute_batch(MIGRATE_FROM_1)?;
-                }
-            }
             tx.execute_batch(SCHEMA)?;
+            tx.execute_batch(MIGRATE_TO_4)?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         }
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;
@@ -361,7 +391,16 @@ impl Store {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut removed = 0;
         for id in ids {
-            removed += tx.execute("DELETE FROM memories WHERE id = ?1", [id])?;
+            let gone = tx.execute("DELETE FROM memories WHERE id = ?1", [id])?;
+            if gone == 0 {
+                continue;
+            }
+            removed += gone;
+            tx.execute(
+                "UPDATE term_counts SET memories = memories - 1
+                 WHERE term = '' OR term IN (SELECT term FROM memory_terms WHERE memory = ?1)",
+                [id],
+            )?;
             tx.execute("DELETE FROM memory_terms WHERE memory = ?1", [id])?;
         }
         tx.commit()?;
@@ -418,6 +457,10 @@ impl Store {
             )?;
             let mut term =
                 tx.prepare("INSERT OR IGNORE INTO memory_terms (term, memory) VALUES (?1, ?2)")?;
+            let mut count = tx.prepare(
+                "INSERT INTO term_counts (term, memories) VALUES (?1, 1)
+                 ON CONFLICT (term) DO UPDATE SET memories = memories + 1",
+            )?;
             for captured in all {
                 let inserted = memory.execute(params![
                     captured.namespace,
@@ -432,8 +475,11 @@ impl Store {
                     continue;
                 }
                 let id = tx.last_insert_rowid();
+                count.execute([""])?;
                 for t in memory::terms(&captured.text) {
-                    term.execute(params![t, id])?;
+                    if term.execute(params![t, id])? > 0 {
+                        count.execute([&t])?;
+                    }
                 }
                 ids.push(Some(id));
             }
@@ -544,28 +590,63 @@ pub fn is_busy(err: &rusqlite::Error) -> bool {
     matches!(err.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
 
-/// The memories sharing the most (and rarest) terms with `recall`'s, best first.
+/// The newest postings recall reads of one term: a term shared by more memories than this
+/// weighs little, and its newest memories stand for it.
+const POSTINGS_PER_TERM: usize = 128;
+
+/// The most postings recall reads in all, the query's rarest terms first.
+const POSTINGS_READ: usize = 1024;
+
+/// The memories sharing the most (and rarest) terms with `recall`'s, best first. What it reads
+/// does not grow with the memories stored: each term's count (one row), then at most
+/// [`POSTINGS_PER_TERM`] of its newest postings, rarest terms first, [`POSTINGS_READ`] in all.
 fn search(conn: &Connection, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
     let terms = &recall.terms[..recall.terms.len().min(64)];
     if terms.is_empty() || recall.max == 0 {
         return Ok(Vec::new());
     }
-    let placeholders = vec!["?"; terms.len()].join(", ");
-    let mut statement = conn.prepare(&format!(
-        "SELECT term, memory FROM memory_terms WHERE term IN ({placeholders})"
-    ))?;
-    let hits: Vec<(usize, i64)> = statement
-        .query_map(rusqlite::params_from_iter(terms), |row| {
-            let term: String = row.get(0)?;
-            Ok((terms.iter().position(|t| *t == term).unwrap_or(usize::MAX), row.get(1)?))
-        })?
-        .collect::<Result<_, _>>()?;
-    if hits.is_empty() {
+    // One read transaction: the file's shared lock is taken once, not for every statement.
+    let tx = conn.unchecked_transaction()?;
+    let found = search_in(&tx, terms, recall)?;
+    tx.commit()?;
+    Ok(found)
+}
+
+fn search_in(
+    conn: &Connection,
+    terms: &[String],
+    recall: &Recall,
+) -> rusqlite::Result<Vec<Memory>> {
+    let mut count = conn.prepare("SELECT memories FROM term_counts WHERE term = ?1")?;
+    let mut memories_of = |term: &str| -> rusqlite::Result<usize> {
+        let n: Option<i64> = count.query_row([term], |row| row.get(0)).optional()?;
+        Ok(n.and_then(|n| usize::try_from(n).ok()).unwrap_or(0))
+    };
+    let total = memories_of("")?;
+    let mut frequency = Vec::with_capacity(terms.len());
+    for term in terms {
+        frequency.push(memories_of(term)?);
+    }
+    let mut order: Vec<usize> = (0..terms.len()).filter(|&i| frequency[i] > 0).collect();
+    if order.is_empty() {
         return Ok(Vec::new());
     }
-    let total: i64 = conn.query_row("SELECT count(*) FROM memories", [], |row| row.get(0))?;
-    let total = usize::try_from(total).unwrap_or(0);
-    let ids = memory::rank(&hits, terms.len(), total, recall.min_terms(), recall.max);
+    order.sort_by_key(|&i| frequency[i]);
+    let mut postings = conn
+        .prepare("SELECT memory FROM memory_terms WHERE term = ?1 ORDER BY memory DESC LIMIT ?2")?;
+    let mut hits: Vec<(usize, i64)> = Vec::new();
+    for i in order {
+        let left = POSTINGS_READ.saturating_sub(hits.len()).min(POSTINGS_PER_TERM);
+        if left == 0 {
+            break;
+        }
+        let left = i64::try_from(left).unwrap_or(i64::MAX);
+        let rows = postings.query_map(params![terms[i], left], |row| row.get(0))?;
+        for memory in rows {
+            hits.push((i, memory?));
+        }
+    }
+    let ids = memory::rank(&hits, &frequency, total, recall.min_terms(), recall.max);
     let mut found = Vec::with_capacity(ids.len());
     let mut statement = conn
         .prepare("SELECT id, namespace, text, confidence, created FROM memories WHERE id = ?1")?;
@@ -693,7 +774,7 @@ mod tests {
         {
             let conn = Connection::open(database_path(&dir)).unwrap();
             conn.execute_batch(
-                "CREATE TRIGGER spin BEFORE INSERT ON sessions BEGIN
+                "CREATE TRIGGER spin BEFORE INSERT ON memories BEGIN
                      SELECT count(*) FROM (WITH RECURSIVE c(x) AS
                          (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c);
                  END;",
@@ -740,27 +821,40 @@ mod tests {
         }
     }
 
+    /// The sessions and failures of a version 1 database (no application id, no memories).
+    const VERSION_1: &str = "
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, started INTEGER NOT NULL,
+            updated INTEGER NOT NULL, prompts INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+        CREATE TABLE failures (at INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
+            message TEXT NOT NULL);
+        INSERT INTO sessions (id, started, updated, prompts) VALUES ('s', 0, 0, 4);
+        PRAGMA user_version = 1;";
+
+    /// A version 3 database as hookpack wrote it (WAL, sessions and notices, no term counts),
+    /// with two memories.
+    const VERSION_3: &str = "
+        PRAGMA journal_mode = WAL;
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, handoff TEXT) WITHOUT ROWID;
+        CREATE TABLE failures (at INTEGER NOT NULL, session TEXT NOT NULL, event TEXT NOT NULL,
+            message TEXT NOT NULL);
+        CREATE TABLE memories (id INTEGER PRIMARY KEY, namespace TEXT NOT NULL,
+            text TEXT NOT NULL, confidence REAL NOT NULL, created INTEGER NOT NULL,
+            session TEXT NOT NULL, rule TEXT NOT NULL, UNIQUE (namespace, text));
+        CREATE INDEX memories_by_session ON memories (session);
+        CREATE TABLE memory_terms (term TEXT NOT NULL, memory INTEGER NOT NULL,
+            PRIMARY KEY (term, memory)) WITHOUT ROWID;
+        CREATE TABLE notices (id INTEGER PRIMARY KEY, message TEXT NOT NULL);
+        INSERT INTO memories VALUES (1, 'decisions', 'sign tokens', 1.0, 0, 's', 'r');
+        INSERT INTO memories VALUES (2, 'decisions', 'rotate tokens', 1.0, 0, 's', 'r');
+        INSERT INTO memory_terms VALUES ('sign', 1), ('token', 1), ('rotate', 2), ('token', 2);
+        PRAGMA application_id = 1751871595;
+        PRAGMA user_version = 3;";
+
     #[test]
     fn a_version_1_database_is_migrated() {
         let dir = temp_dir("migrate");
         std::fs::create_dir_all(dir.join("state")).unwrap();
-        {
-            let conn = Connection::open(database_path(&dir)).unwrap();
-            conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-            let v1 = SCHEMA
-                .split("CREATE TABLE IF NOT EXISTS memories")
-                .next()
-                .unwrap()
-                .replace(",\n    handoff TEXT", "");
-            conn.execute_batch(&v1).unwrap();
-            assert!(conn.prepare("SELECT handoff FROM sessions").is_err(), "a version 1 schema");
-            conn.execute(
-                "INSERT INTO sessions (id, started, updated, prompts) VALUES ('s', 0, 0, 4)",
-                [],
-            )
-            .unwrap();
-            conn.pragma_update(None, "user_version", 1).unwrap();
-        }
+        Connection::open(database_path(&dir)).unwrap().execute_batch(VERSION_1).unwrap();
         let mut store = open(&dir).unwrap();
         assert_eq!(store.remember("s", &captured("use JWT")).unwrap(), Some(1));
         assert_eq!(store.remember("s", &captured("use JWT")).unwrap(), None, "kept once");
@@ -769,6 +863,66 @@ mod tests {
             store.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
         assert_eq!(version, SCHEMA_VERSION);
         assert_eq!(store.memories(None, 10).unwrap().len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Version 3 loses its sessions and notices, gains its terms' counts and leaves WAL: then
+    /// a hook reads it read-only.
+    #[test]
+    fn a_version_3_database_is_migrated_to_counts_and_a_rollback_journal() {
+        let dir = temp_dir("migrate-3");
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        Connection::open(database_path(&dir)).unwrap().execute_batch(VERSION_3).unwrap();
+        assert_eq!(APPLICATION_ID, 1_751_871_595);
+        let installation = Installation::User { dir: dir.clone() };
+        assert!(Store::open_to_read(&installation).unwrap().is_none(), "WAL and version 3");
+        let store = open(&dir).unwrap();
+        let count = |term: &str| -> i64 {
+            store
+                .conn
+                .query_row("SELECT memories FROM term_counts WHERE term = ?1", [term], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!((count(""), count("token"), count("sign")), (2, 2, 1));
+        let mode: String =
+            store.conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+        assert_eq!(mode, "delete");
+        assert!(store.conn.prepare("SELECT id FROM sessions").is_err());
+        drop(store);
+        let reading = Store::open_to_read(&installation).unwrap().expect("read-only");
+        let found = reading.search(&recall(&["sign", "token"])).unwrap();
+        assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [1, 2]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn recall(terms: &[&str]) -> Recall {
+        Recall {
+            from: hook_engine::rule::RecallFrom::Path,
+            max: 3,
+            terms: terms.iter().map(|t| (*t).to_owned()).collect(),
+        }
+    }
+
+    /// However many memories share a common term, recall reads its rare terms first: an old
+    /// memory with a rare term is found among thousands that share only the common one, and
+    /// the counts stay exact through forgetting.
+    #[test]
+    fn recall_finds_a_rare_term_among_many_common_ones() {
+        let dir = temp_dir("rare");
+        let mut store = open(&dir).unwrap();
+        store.remember("s", &captured("orders zebra crossing")).unwrap();
+        let many: Vec<Captured> =
+            (0..3000).map(|i| captured(&format!("orders note {i}"))).collect();
+        store.remember_all("s", &many).unwrap();
+        let found = store.search(&recall(&["order", "zebra"])).unwrap();
+        assert_eq!(found.first().map(|m| m.text.as_str()), Some("orders zebra crossing"));
+        assert_eq!(store.forget(&[1]).unwrap(), 1);
+        let total: i64 = store
+            .conn
+            .query_row("SELECT memories FROM term_counts WHERE term = ''", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(total, 3000);
+        assert!(store.search(&recall(&["zebra"])).unwrap().is_empty());
         std::fs::remove_dir_all(dir).unwrap();
     }
 
