@@ -168,5 +168,72 @@ pub(crate) fn run(
         "the 10,000-rule hook did not fire the three rules: {answer}"
     );
     println!("the 10,000-rule hook fired the rules the prompt names: r0, r1000, r9999");
+    failures.extend(path_rules(bin_dir, hookpack, runs)?);
     Ok(failures)
+}
+
+/// Path rules in one project, against the floor.
+const PATH_RULES: usize = 2_000;
+const MAX_PATH_RATIO: f64 = 1.3;
+
+/// A `PreToolUse` `Write` against [`PATH_RULES`] rules on varied globs (half by a first folder,
+/// half by an extension; one matches the file written), and against none.
+fn path_rules(bin_dir: &Path, hookpack: &Path, runs: usize) -> anyhow::Result<Vec<String>> {
+    let scratch = root().join("target/bench/paths");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut projects = Vec::new();
+    for rules in [0, PATH_RULES] {
+        let mut text = String::from("[pack]\nname = \"paths\"\n");
+        for r in 0..rules {
+            let glob = match r {
+                0 => "src/api/**".to_owned(),
+                r if r % 2 == 0 => format!("{}/**/*.ts", word(r)),
+                r => format!("**/*.{}", word(r)),
+            };
+            let _ = write!(
+                text,
+                "\n[[rule]]\nid = \"p{r}\"\non = \"PreToolUse\"\ntool = \"Write\"\npaths = [\"{glob}\"]\ncontext = \"Path rule {r}.\"\n"
+            );
+        }
+        let project = scratch.join(format!("paths-{rules}"));
+        std::fs::create_dir_all(project.join(".claude/hookpack/packs"))?;
+        std::fs::write(project.join(".claude/hookpack/packs/paths.toml"), text)?;
+        compile_project(hookpack, &project)?;
+        projects.push(project);
+    }
+    let payload = scratch.join("write.json");
+    let file = projects[1].join("src/api/orders.ts");
+    std::fs::write(
+        &payload,
+        serde_json::json!({"hook_event_name": "PreToolUse", "session_id": "bench", "transcript_path": "/t",
+                           "cwd": projects[1], "permission_mode": "default", "tool_name": "Write",
+                           "tool_use_id": "toolu_1",
+                           "tool_input": {"file_path": file, "content": "export {}\n"}}).to_string(),
+    )?;
+    let hook = bin_dir.join("hookpack-pre-tool-use");
+    let floor = bin_dir.join("hook-floor");
+    let [none, many, floor_time] = measure(
+        &[(&hook, &projects[0]), (&hook, &projects[1]), (&floor, &projects[1])],
+        &payload,
+        runs,
+    )?;
+    let ratio = many.as_secs_f64() / floor_time.as_secs_f64();
+    println!(
+        "{PATH_RULES} path rules, a PreToolUse Write: {} ({ratio:.3}x the floor, limit {MAX_PATH_RATIO}); none: {} ({:.3}x)",
+        ms(many),
+        ms(none),
+        none.as_secs_f64() / floor_time.as_secs_f64()
+    );
+    let answer = Command::new(&hook)
+        .env_clear()
+        .env("CLAUDE_PROJECT_DIR", &projects[1])
+        .stdin(std::fs::File::open(&payload)?)
+        .output()?;
+    let answer = String::from_utf8_lossy(&answer.stdout);
+    ensure!(answer.contains("Path rule 0."), "the path rule that matches did not fire: {answer}");
+    Ok(if ratio > MAX_PATH_RATIO {
+        vec![format!("{PATH_RULES} path rules: {ratio:.3}x the floor (limit {MAX_PATH_RATIO})")]
+    } else {
+        Vec::new()
+    })
 }

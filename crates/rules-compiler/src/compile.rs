@@ -423,9 +423,25 @@ fn event_record(w: &mut Writer, rules: &[&Rule], kind: EventKind) -> EventRecord
         rules.iter().enumerate().filter(|(_, r)| r.on.contains(&kind)).collect();
     let always: Vec<u32> = of_event
         .iter()
-        .filter(|(_, r)| r.when.keywords.is_empty() && program_keys(r).is_none())
+        .filter(|(_, r)| {
+            r.when.keywords.is_empty() && program_keys(r).is_none() && path_keys(r).is_none()
+        })
         .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
         .collect();
+    let mut by_path: Vec<(String, u32)> = of_event
+        .iter()
+        .filter(|(_, r)| r.when.keywords.is_empty() && program_keys(r).is_none())
+        .filter_map(|(i, r)| Some((path_keys(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
+        .flat_map(|(keys, i)| keys.into_iter().map(move |k| (k, i)))
+        .collect();
+    by_path.sort_unstable();
+    by_path.dedup();
+    let mut path_words = Vec::with_capacity(by_path.len() * 3);
+    for (key, rule) in &by_path {
+        let key = w.str(key);
+        path_words.extend_from_slice(&[key.offset, key.len, *rule]);
+    }
+    let paths = w.list(&path_words);
     let keyed: Vec<(ProgramKeys, u32)> = of_event
         .iter()
         .filter_map(|(i, r)| Some((program_keys(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
@@ -461,7 +477,22 @@ fn event_record(w: &mut Writer, rules: &[&Rule], kind: EventKind) -> EventRecord
     let always = w.list(&always);
     let fields: Vec<&str> = fields.into_iter().collect();
     let fields = w.str_list(&fields);
-    EventRecord { always, fields, programs, globs }
+    EventRecord { always, fields, programs, globs, paths }
+}
+
+/// The keys a path rule is found by: for each of its include globs, what every path the glob
+/// matches has (`hook_engine::path_keys`). `None`: it has no include glob, or one without a
+/// key, and is checked on every call.
+fn path_keys(r: &Rule) -> Option<Vec<String>> {
+    let globs = &r.when.paths;
+    if globs.is_empty() {
+        return None;
+    }
+    let mut keys = Vec::new();
+    for glob in globs {
+        keys.extend(hook_engine::path_keys::glob_keys(glob)?);
+    }
+    Some(keys)
 }
 
 /// What a shell-tool rule with `command` patterns on the default text is found by: each

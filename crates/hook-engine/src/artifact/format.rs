@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -238,8 +238,12 @@ pub mod event {
     /// writes, rule]`, found when a program the command runs matches the glob (`writes` 1: and
     /// some command of the text writes to a file).
     pub const GLOBS_L: usize = 6;
+    /// Rules found by the path of the call (`crate::path_keys`): each rule whose every include
+    /// glob requires an extension, a file name or a first folder, under each such key: a list
+    /// of `[key offset, key len, rule]`, sorted by key. Such rules are not in [`ALWAYS_L`].
+    pub const PATHS_L: usize = 8;
     /// Words per event.
-    pub const LEN: usize = 8;
+    pub const LEN: usize = 10;
 }
 
 /// Decision codes in [`rule::KINDS`] byte 1.

@@ -672,6 +672,8 @@ pub struct EventRecord {
     pub programs: ListRef,
     /// Shell-tool rules by program glob: 4 words per entry.
     pub globs: ListRef,
+    /// Path rules by the key their globs require of a path: 3 words per entry.
+    pub paths: ListRef,
 }
 
 impl EventRecord {
@@ -683,6 +685,7 @@ impl EventRecord {
             (event::FIELDS_L, self.fields),
             (event::PROGRAMS_L, self.programs),
             (event::GLOBS_L, self.globs),
+            (event::PATHS_L, self.paths),
         ] {
             [w[at], w[at + 1]] = [list.offset, list.len];
         }
@@ -696,6 +699,7 @@ impl EventRecord {
             fields: words.list_ref(event::FIELDS_L),
             programs: words.list_ref(event::PROGRAMS_L),
             globs: words.list_ref(event::GLOBS_L),
+            paths: words.list_ref(event::PATHS_L),
         }
     }
 }
@@ -920,8 +924,13 @@ mod tests {
     #[test]
     fn an_event_reads_back_as_written() {
         let list = |n: u32| ListRef { offset: n, len: n + 1 };
-        let record =
-            EventRecord { always: list(1), fields: list(3), programs: list(5), globs: list(7) };
+        let record = EventRecord {
+            always: list(1),
+            fields: list(3),
+            programs: list(5),
+            globs: list(7),
+            paths: list(9),
+        };
         let bytes: Vec<u8> = record.words().iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(EventRecord::read(Words::new(&bytes)), record);
     }

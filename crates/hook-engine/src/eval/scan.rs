@@ -87,8 +87,49 @@ impl Engine<'_> {
         if mode == Mode::Answer {
             let found = self.program_candidates(&scan, facts, &record)?;
             scan.candidates.extend(found);
+            let found = self.path_candidates(&scan.effort, facts, &record)?;
+            scan.candidates.extend(found);
         }
         Ok(scan)
+    }
+
+    /// The path rules found by the keys of the call's path (`EventRecord::paths`): those whose
+    /// globs require its extension, its file name or its first folder.
+    fn path_candidates(
+        &self,
+        effort: &Effort,
+        facts: &Facts<'_>,
+        record: &EventRecord,
+    ) -> Result<Vec<u32>, ArtifactError> {
+        let list = self.list(effort, record.paths)?;
+        let entries = list.len() / 3;
+        if entries == 0 {
+            return Ok(Vec::new());
+        }
+        let Some(path) = super::tool_path(facts.payload, facts.project_root) else {
+            return Ok(Vec::new());
+        };
+        let key_at = |i: usize| {
+            self.str(effort, StrRef { offset: list.get(3 * i), len: list.get(3 * i + 1) })
+        };
+        let mut found = Vec::new();
+        for key in crate::path_keys::path_keys(&path) {
+            // The first entry not below `key`, by binary search over the sorted keys.
+            let (mut low, mut high) = (0, entries);
+            while low < high {
+                let middle = low + (high - low) / 2;
+                if key_at(middle)? < key.as_str() {
+                    low = middle + 1;
+                } else {
+                    high = middle;
+                }
+            }
+            while low < entries && key_at(low)? == key.as_str() {
+                found.push(list.get(3 * low + 2));
+                low += 1;
+            }
+        }
+        Ok(found)
     }
 
     /// The rules found by the programs the event's default text runs (`EventRecord::programs`),

@@ -8,6 +8,7 @@ mod differential;
 mod effort;
 mod hostile;
 mod pack_tests;
+mod path_index;
 mod scopes;
 
 /// `payload` typed as a hook types it, with the fields every payload carries filled in where a
