@@ -102,8 +102,11 @@ const RECALL_LOOKAHEAD: u32 = 8;
 
 /// How the `once` ledger names a memory given since the last compaction.
 pub fn memory_key(id: i64) -> String {
-    format!("memory#{id}")
+    format!("{MEMORY_KEY}{id}")
 }
+
+/// How a memory's entry in the `once` ledger begins.
+const MEMORY_KEY: &str = "memory#";
 
 /// Answers one event: `input` (typed from `payload`), for a project rooted at `project_root`,
 /// with `io`.
@@ -252,6 +255,10 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
                     after.injected.insert(memory_key(memory), after.compactions);
                 }
             }
+            // A memory given before the last compaction may be given again: its entry is done
+            // with, and the ledger stays as small as what this compaction gave.
+            let compactions = after.compactions;
+            after.injected.retain(|key, at| !key.starts_with(MEMORY_KEY) || *at == compactions);
             io.save(&after, bracket);
         }
         Ok(Call {

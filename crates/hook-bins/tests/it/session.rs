@@ -585,8 +585,12 @@ fn a_memory_is_recalled_again_after_a_compaction() {
     assert!(read_jwt().context().contains("RS256"));
     assert_eq!(read_jwt().context(), "");
     hook(&root, EventKind::PreCompact, &json!({ "trigger": "auto", "custom_instructions": "" }));
+    // The ledger forgets the memories given before the compaction: they may be given again.
+    let ledger = |root: &Path| state(root, "session-1").injected;
+    assert!(!ledger(&root).keys().any(|k| k.starts_with("memory#")), "{:?}", ledger(&root));
     hook(&root, EventKind::SessionStart, &json!({ "source": "compact" }));
     assert!(read_jwt().context().contains("RS256"), "given again after the compaction");
+    assert_eq!(ledger(&root).get("memory#1"), Some(&1), "{:?}", ledger(&root));
 }
 
 // The state store against a hostile repository, a broken database and a stuck hook.

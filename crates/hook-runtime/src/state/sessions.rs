@@ -150,8 +150,13 @@ impl Sessions {
             if name == keep || !entry.metadata().is_ok_and(|m| old(&m)) {
                 continue;
             }
-            let Ok(file) = self.dir.open_or_create(&name) else { continue };
-            if file.try_lock().is_ok() && file.metadata().is_ok_and(|m| old(&m)) {
+            // Opened as it is (never created: it may be gone), without following a link.
+            let opened = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(entry.path());
+            let Ok(file) = opened else { continue };
+            if file.try_lock().is_ok() && file.metadata().is_ok_and(|m| m.is_file() && old(&m)) {
                 removed += usize::from(self.dir.remove(&name).is_ok());
             }
         }
