@@ -2,8 +2,9 @@
 //! checked only against the path rules that can match its path: its extension (`*.rs`,
 //! `**/*.{ts,tsx}`), its file name (`Cargo.toml`, `**/Makefile`), or its first folder
 //! (`src/**`, `docs/*.md`). The compiler indexes each rule whose every include glob has such a
-//! key ([`glob_keys`]); a hook looks up the keys of the call's path ([`path_keys`]). A glob
-//! without one (`**/test_*`, `{src,lib}/**`) leaves its rule checked on every call.
+//! requirement ([`glob_requirements`]), under its rarest one ([`choose`]); a hook looks up the
+//! keys of the call's path ([`path_keys`]). A glob without one (`**/test_*`, `{src,lib}/**`)
+//! leaves its rule checked on every call.
 //!
 //! Each key is conservative: every path the glob matches (globset, `*` not crossing `/`) has
 //! that key among its [`path_keys`]. A key never decides a match; the glob still does.
@@ -15,13 +16,17 @@ const NAME: char = 'n';
 /// The first component.
 const FIRST: char = 'f';
 
-/// The keys of the paths `glob` matches, one of which every such path has; `None` when the
-/// glob requires no literal this index knows.
-pub fn glob_keys(glob: &str) -> Option<Vec<String>> {
+/// What `glob` requires of every path it matches, each requirement a set of keys one of which
+/// the path has: its file name, its extension (one of several, for `*.{ts,tsx}`), its first
+/// folder. Any one requirement finds every path the glob matches; none: the glob requires no
+/// literal this index knows. `src/**/*.ts` gives two (`f:src`, `e:ts`), and the compiler
+/// indexes the glob under the one fewer globs share ([`choose`]).
+pub fn glob_requirements(glob: &str) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
     let last = glob.rsplit('/').next().unwrap_or(glob);
     // The file name, literal: `Cargo.toml`, `**/Makefile`, `src/main.rs`.
     if is_literal(last) && !last.is_empty() && last != "." && last != ".." {
-        return Some(vec![key(NAME, last)]);
+        found.push(vec![key(NAME, last)]);
     }
     // An extension: `*.rs`, `*.test.ts` (`ts`), `*.{ts,tsx}`.
     if let Some(suffix) = last.strip_prefix('*') {
@@ -42,13 +47,36 @@ pub fn glob_keys(glob: &str) -> Option<Vec<String>> {
             })
             .collect();
         if let Some(extensions) = extensions.filter(|e| !e.is_empty()) {
-            return Some(extensions);
+            found.push(extensions);
         }
     }
     // A first folder: `src/**`, `docs/*.md`.
-    let (first, rest) = glob.split_once('/')?;
-    (is_literal(first) && !first.is_empty() && first != "." && first != ".." && !rest.is_empty())
-        .then(|| vec![key(FIRST, first)])
+    if let Some((first, rest)) = glob.split_once('/')
+        && is_literal(first)
+        && !first.is_empty()
+        && first != "."
+        && first != ".."
+        && !rest.is_empty()
+    {
+        found.push(vec![key(FIRST, first)]);
+    }
+    found
+}
+
+/// For each glob's requirements ([`glob_requirements`]), the keys to index it under: the
+/// requirement whose keys the fewest of all these globs' requirements name, so that a common
+/// extension or folder does not gather every rule. `None` for a glob without requirements.
+pub fn choose(all: &[Vec<Vec<String>>]) -> Vec<Option<Vec<String>>> {
+    let mut named: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for requirements in all {
+        for key in requirements.iter().flatten() {
+            *named.entry(key.as_str()).or_default() += 1;
+        }
+    }
+    let weight = |keys: &Vec<String>| keys.iter().map(|k| named[k.as_str()]).sum::<usize>();
+    all.iter()
+        .map(|requirements| requirements.iter().min_by_key(|keys| weight(keys)).cloned())
+        .collect()
 }
 
 /// The keys of `path` (relative to the project, `/`-separated): its extension, its file name
@@ -78,7 +106,7 @@ mod tests {
 
     #[test]
     fn globs_give_the_literal_every_match_has() {
-        let keys = |glob: &str| glob_keys(glob);
+        let keys = |glob: &str| glob_requirements(glob).into_iter().next();
         let some = |keys: &[&str]| Some(keys.iter().map(|k| (*k).to_owned()).collect::<Vec<_>>());
         assert_eq!(keys("**/*.rs"), some(&["e:rs"]));
         assert_eq!(keys("src/**/*.test.ts"), some(&["e:ts"]));
@@ -87,6 +115,10 @@ mod tests {
         assert_eq!(keys("**/Makefile"), some(&["n:Makefile"]));
         assert_eq!(keys("src/**"), some(&["f:src"]));
         assert_eq!(keys("docs/*.md*"), some(&["f:docs"]));
+        assert_eq!(
+            glob_requirements("src/**/*.ts"),
+            [vec!["e:ts".to_owned()], vec!["f:src".to_owned()]]
+        );
         for none in [
             "**/test_*",
             "{src,lib}/**",
@@ -100,6 +132,17 @@ mod tests {
         ] {
             assert_eq!(keys(none), None, "{none}");
         }
+    }
+
+    /// A glob is indexed under its rarest requirement: the folders of many `.ts` globs, the
+    /// extension of a glob whose folder every glob names.
+    #[test]
+    fn each_glob_is_indexed_under_its_rarest_requirement() {
+        let globs = ["a/**/*.ts", "b/**/*.ts", "c/**/*.ts", "src/**/*.md", "src/**", "src/x/**"];
+        let all: Vec<_> = globs.iter().map(|g| glob_requirements(g)).collect();
+        let chosen: Vec<Option<Vec<String>>> = choose(&all);
+        let chosen: Vec<&str> = chosen.iter().map(|c| c.as_ref().unwrap()[0].as_str()).collect();
+        assert_eq!(chosen, ["f:a", "f:b", "f:c", "e:md", "f:src", "f:src"]);
     }
 
     #[test]

@@ -424,18 +424,11 @@ fn event_record(w: &mut Writer, rules: &[&Rule], kind: EventKind) -> EventRecord
     let always: Vec<u32> = of_event
         .iter()
         .filter(|(_, r)| {
-            r.when.keywords.is_empty() && program_keys(r).is_none() && path_keys(r).is_none()
+            r.when.keywords.is_empty() && program_keys(r).is_none() && !path_indexed(r)
         })
         .map(|(i, _)| u32::try_from(*i).unwrap_or(u32::MAX))
         .collect();
-    let mut by_path: Vec<(String, u32)> = of_event
-        .iter()
-        .filter(|(_, r)| r.when.keywords.is_empty() && program_keys(r).is_none())
-        .filter_map(|(i, r)| Some((path_keys(r)?, u32::try_from(*i).unwrap_or(u32::MAX))))
-        .flat_map(|(keys, i)| keys.into_iter().map(move |k| (k, i)))
-        .collect();
-    by_path.sort_unstable();
-    by_path.dedup();
+    let by_path = path_index(&of_event);
     let mut path_words = Vec::with_capacity(by_path.len() * 3);
     for (key, rule) in &by_path {
         let key = w.str(key);
@@ -480,19 +473,39 @@ fn event_record(w: &mut Writer, rules: &[&Rule], kind: EventKind) -> EventRecord
     EventRecord { always, fields, programs, globs, paths }
 }
 
-/// The keys a path rule is found by: for each of its include globs, what every path the glob
-/// matches has (`hook_engine::path_keys`). `None`: it has no include glob, or one without a
-/// key, and is checked on every call.
-fn path_keys(r: &Rule) -> Option<Vec<String>> {
-    let globs = &r.when.paths;
-    if globs.is_empty() {
-        return None;
+/// The path rules of an event by key (`hook_engine::path_keys`), sorted: each rule without
+/// keywords or command keys whose every include glob requires some literal of the path, under
+/// each glob's rarest requirement.
+fn path_index(of_event: &[(usize, &&Rule)]) -> Vec<(String, u32)> {
+    use hook_engine::path_keys::{choose, glob_requirements};
+    let rules: Vec<(u32, Vec<Vec<Vec<String>>>)> = of_event
+        .iter()
+        .filter(|(_, r)| path_indexed(r))
+        .map(|(i, r)| {
+            let index = u32::try_from(*i).unwrap_or(u32::MAX);
+            (index, r.when.paths.iter().map(|g| glob_requirements(g)).collect())
+        })
+        .collect();
+    let all: Vec<Vec<Vec<String>>> = rules.iter().flat_map(|(_, globs)| globs.clone()).collect();
+    let mut chosen = choose(&all).into_iter();
+    let mut by_path = Vec::new();
+    for (rule, globs) in &rules {
+        for _ in globs {
+            by_path.extend(chosen.next().flatten().into_iter().flatten().map(|key| (key, *rule)));
+        }
     }
-    let mut keys = Vec::new();
-    for glob in globs {
-        keys.extend(hook_engine::path_keys::glob_keys(glob)?);
-    }
-    Some(keys)
+    by_path.sort_unstable();
+    by_path.dedup();
+    by_path
+}
+
+/// Whether a rule is found by its path (`path_index`) rather than checked on every call: no
+/// keywords or command keys find it, and each of its include globs requires a literal.
+fn path_indexed(r: &Rule) -> bool {
+    r.when.keywords.is_empty()
+        && program_keys(r).is_none()
+        && !r.when.paths.is_empty()
+        && r.when.paths.iter().all(|g| !hook_engine::path_keys::glob_requirements(g).is_empty())
 }
 
 /// What a shell-tool rule with `command` patterns on the default text is found by: each

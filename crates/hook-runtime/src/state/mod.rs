@@ -261,17 +261,6 @@ impl Store {
         self.set_aside.as_ref()
     }
 
-    /// An empty database in memory, for a dry run where none exists yet: nothing is written.
-    ///
-    /// # Errors
-    ///
-    /// When `SQLite` cannot make one.
-    pub fn scratch() -> rusqlite::Result<Store> {
-        let conn = Connection::open_in_memory()?;
-        conn.execute_batch(SCHEMA)?;
-        Ok(Store { conn, set_aside: None, file: None })
-    }
-
     /// Opens the installation's database to read its memories, as a hook recalling does, when
     /// its header says it is hookpack's, of the current schema, in rollback-journal mode:
     /// read-only (nothing created, no journal read or written), its schema trusted no further
