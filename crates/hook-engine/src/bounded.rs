@@ -46,6 +46,20 @@ pub fn open_looked_at(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Opens `path` for reading, never through a link at its last component (`O_NOFOLLOW`: the
+/// opening fails), without blocking on a FIFO or a device, and never as a controlling
+/// terminal. The caller has looked at what is there, or checks the file it got.
+///
+/// # Errors
+///
+/// When it cannot be opened, a link included.
+pub fn open_not_following(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// The error of a file that is not a regular file.
 pub fn not_regular(path: &Path) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display()))

@@ -263,7 +263,6 @@ impl std::fmt::Display for Stamp {
 /// as one.
 fn read_stamp(artifact: &Path) -> Option<Stamp> {
     use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let path = stamp_path(artifact);
     // A regular file, not a link, when looked at; opened without following a link nor
     // blocking on a FIFO. A stamp is one short line, read in one call: anything else read
@@ -272,11 +271,7 @@ fn read_stamp(artifact: &Path) -> Option<Stamp> {
     if !std::fs::symlink_metadata(&path).ok()?.is_file() {
         return None;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(&path)
-        .ok()?;
+    let mut file = crate::bounded::open_not_following(&path).ok()?;
     let mut bytes = [0u8; MAX_STAMP_BYTES + 1];
     let read = file.read(&mut bytes).ok()?;
     Stamp::parse(

@@ -117,7 +117,12 @@ pub fn sources_section<S: AsRef<str>>(
 
 /// FNV-1a, 64 bits: a stable hash for fingerprints (not for security).
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_extend(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// FNV-1a continued from `hash` (what [`fnv1a`] gave of the bytes before) over `bytes`: the
+/// hash of several pieces without joining them.
+pub fn fnv1a_extend(mut hash: u64, bytes: &[u8]) -> u64 {
     for &byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);

@@ -166,12 +166,8 @@ pub(super) fn connect(path: &Path) -> Result<Store, Connect> {
 /// The first bytes of the database file at `path` (its header), when it has them.
 fn header(path: &Path) -> Option<[u8; 100]> {
     use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let mut header = [0u8; 100];
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
+    hook_engine::bounded::open_not_following(path)
         .and_then(|mut f| f.read_exact(&mut header))
         .ok()?;
     Some(header)

@@ -17,9 +17,10 @@ use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::{FileExt as _, MetadataExt as _};
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
-use hook_engine::artifact::sources::fnv1a;
+use hook_engine::artifact::sources::{fnv1a, fnv1a_extend};
+use hook_engine::bounded::open_not_following;
 use hook_engine::{Bracket, SessionState};
 
 use crate::Installation;
@@ -151,11 +152,7 @@ impl Sessions {
                 continue;
             }
             // Opened as it is (never created: it may be gone), without following a link.
-            let opened = fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-                .open(entry.path());
-            let Ok(file) = opened else { continue };
+            let Ok(file) = open_not_following(&entry.path()) else { continue };
             if file.try_lock().is_ok() && file.metadata().is_ok_and(|m| m.is_file() && old(&m)) {
                 removed += usize::from(self.dir.remove(&name).is_ok());
             }
@@ -188,11 +185,7 @@ impl Locked {
 pub fn peek(installation_dir: &Path, id: &str) -> Option<Record> {
     let path = installation_dir.join(SESSIONS_DIR).join(file_name(id));
     let meta = fs::symlink_metadata(&path).ok().filter(fs::Metadata::is_file)?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(&path)
-        .ok()?;
+    let file = open_not_following(&path).ok()?;
     match read(&file, meta.len()).1 {
         Found::Record(record) if record.id == id => Some(*record),
         _ => None,
@@ -205,10 +198,8 @@ pub fn count(installation_dir: &Path) -> usize {
         .map_or(0, |entries| entries.filter_map(Result::ok).count())
 }
 
-use std::os::unix::fs::OpenOptionsExt as _;
-
 fn fresh(id: &str) -> Record {
-    let now = now();
+    let now = super::now();
     Record { id: id.to_owned(), started: now, updated: now, ..Record::default() }
 }
 
@@ -314,12 +305,7 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
 }
 
 fn checksum(header: &[u8], payload: &[u8]) -> u64 {
-    let mut hash = fnv1a(header);
-    for &byte in payload {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
+    fnv1a_extend(fnv1a(header), payload)
 }
 
 /// A slot: the header and the record.
@@ -334,7 +320,7 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     let w = &mut out;
     put_str(w, id);
     put_u64(w, started.cast_unsigned());
-    put_u64(w, now().cast_unsigned());
+    put_u64(w, super::now().cast_unsigned());
     put_u64(w, state.prompt_count);
     put_u64(w, state.prompts_since_compaction);
     put_u64(w, u64::from(state.compactions));
@@ -454,12 +440,6 @@ impl Reader<'_> {
 
 /// An optional string read whole.
 struct Maybe(Option<String>);
-
-fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
 
 #[cfg(test)]
 mod tests {
