@@ -70,9 +70,11 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         let hook = linking.bin_dir.join(EventKind::PreToolUse.binary_name());
         crate::link_order::report(&hook, &linking.bin_dir.join("hook-floor"));
         let hookpack = build_dynamic(&["hookpack"])?.bin_dir.join("hookpack");
-        let part =
-            if options.guard_only { crate::bench_guard::run } else { crate::bench_builtin::run };
-        let failures = part(&linking.bin_dir, &hookpack, linking.name, options.runs)?;
+        let failures = if options.guard_only {
+            crate::bench_guard::run(&linking.bin_dir, &hookpack, linking.name, options.runs)?
+        } else {
+            crate::bench_builtin::run(&linkings, &hookpack, options.runs)?
+        };
         ensure!(failures.is_empty(), "over the limits:\n  {}", failures.join("\n  "));
         return Ok(());
     }
@@ -137,12 +139,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         fastest.name,
         options.runs,
     )?);
-    failures.extend(crate::bench_builtin::run(
-        &fastest.bin_dir,
-        &hookpack,
-        fastest.name,
-        options.runs,
-    )?);
+    failures.extend(crate::bench_builtin::run(&linkings, &hookpack, options.runs)?);
     failures.extend(crate::bench_guard::run(
         &fastest.bin_dir,
         &hookpack,

@@ -1,11 +1,12 @@
-//! The builtin-pack part of `cargo xtask bench`: every event's hook answering from
-//! the builtin `context`, `guard`, `memory` and `workflow` packs, against the floor on the same
-//! payload; recall among many memories; the bracket of a large transcript.
+//! The builtin-pack part of `cargo xtask bench`: every event's hook answering from the builtin
+//! `context`, `guard`, `memory` and `workflow` packs, with no memory stored, then 2,000, then
+//! 100,000, against the dynamic floor on the same payload: the hooks linked dynamically (as
+//! `cargo build` links them; both built with the `hooks` profile, release with fat LTO) and as
+//! shipped (`cargo xtask dist`: statically) side by side; recall by a file's terms; the bracket
+//! of a large transcript.
 //!
-//! Events whose rules need the session state open the `SQLite` database (and take its write
-//! lock); they are reported apart from the others. A last pair of rows shows what reading the
-//! bracket from a 50 MB transcript costs: the same prompt with that transcript and with none.
-//! Limit: the median ratio of the events that do not open the state at most 1.5×.
+//! Limits: every event's dynamic hook at most 1.2× the dynamic floor, and its shipped hook at
+//! most 1.0× it; recall among 100,000 memories at most 1.3×.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,16 +17,22 @@ use hook_engine::Engine;
 use hook_engine::artifact::{AlignedBytes, Artifact};
 use hook_model::EventKind;
 
+use crate::release::Linking;
 use crate::timing::{measure, median, ms};
 use crate::workspace::{examples, root};
 
-const MAX_RATIO: f64 = 1.5;
+/// Each event's hook, linked dynamically, against the dynamic floor.
+const MAX_RATIO: f64 = 1.2;
+/// Each event's hook as shipped, against the dynamic floor.
+const MAX_SHIPPED_RATIO: f64 = 1.0;
+/// Recall by a file's terms among the most memories, against the dynamic floor.
+const MAX_RECALL_RATIO: f64 = 1.3;
 
-/// Runs the builtin-pack benchmark; returns what exceeded a limit.
+/// Runs the builtin-pack benchmark with `linkings` (the dynamic build first, then the shipped
+/// one when the host has it); returns what exceeded a limit.
 pub(crate) fn run(
-    bin_dir: &Path,
+    linkings: &[Linking],
     hookpack: &Path,
-    linking: &str,
     runs: usize,
 ) -> anyhow::Result<Vec<String>> {
     let packs = ["context", "guard", "memory", "workflow"];
@@ -34,6 +41,9 @@ pub(crate) fn run(
     let artifact = std::fs::read(project.join(".claude/hookpack/compiled/rules.hpk"))?;
     let aligned = AlignedBytes::new(&artifact);
     let settings = Engine::new(Artifact::parse(aligned.as_slice())?)?.settings();
+    let dynamic = linkings.first().context("no build")?;
+    let shipped = linkings.get(1);
+    let floor = dynamic.bin_dir.join("hook-floor");
 
     // Every event's first example, its transcript pointed at one that does not exist (the
     // bracket is then estimated from the prompt count).
@@ -47,58 +57,56 @@ pub(crate) fn run(
         write_payload(&example, &path, &missing)?;
         cases.push((kind, path));
     }
-
-    let floor = bin_dir.join("hook-floor");
-    println!(
-        "\nbuiltin packs ({linking} linking): context, guard, memory and workflow ({} bytes compiled); \
-         each event's hook against the floor, median of {runs} spawns each",
-        artifact.len()
-    );
-    println!("{:<40} {:>6} {:>10} {:>10} {:>7}", "binary", "state", "hook", "floor", "ratio");
-    let (mut stateless, mut stateful) = (Vec::new(), Vec::new());
-    for (kind, payload) in &cases {
-        let hook = bin_dir.join(kind.binary_name());
-        let [hook_time, floor_time] =
-            measure(&[(&hook, &project), (&floor, &project)], payload, runs)?;
-        let opens = settings.opens_state(*kind);
-        let ratio = hook_time.as_secs_f64() / floor_time.as_secs_f64();
-        println!(
-            "{:<40} {:>6} {:>10} {:>10} {ratio:>7.3}",
-            kind.binary_name(),
-            if opens { "opens" } else { "" },
-            ms(hook_time),
-            ms(floor_time)
-        );
-        if opens { &mut stateful } else { &mut stateless }.push((hook_time, floor_time));
-    }
-    let mut failures = Vec::new();
-    for (what, rows, limit) in [
-        ("events that do not open the state", &stateless, Some(MAX_RATIO)),
-        ("events that open the state", &stateful, None),
-    ] {
-        if rows.is_empty() {
-            continue;
-        }
-        let hook = median(rows.iter().map(|r| r.0).collect());
-        let floor = median(rows.iter().map(|r| r.1).collect());
-        let ratio = hook.as_secs_f64() / floor.as_secs_f64();
-        println!(
-            "median, {what} ({}): hook {} / floor {} = {ratio:.3}{}",
-            rows.len(),
-            ms(hook),
-            ms(floor),
-            limit.map_or(String::new(), |l| format!(" (limit {l})"))
-        );
-        if let Some(limit) = limit
-            && ratio > limit
-        {
-            failures.push(format!("builtin packs, {what}: median {ratio:.3}x the floor"));
-        }
-    }
-
     let post_tool_use =
         &cases.iter().find(|(k, _)| *k == EventKind::PostToolUse).context("PostToolUse")?.1;
-    recall_cost(bin_dir, &project, post_tool_use, &payloads.join("read-orders.json"), runs)?;
+    let read = payloads.join("read-orders.json");
+    read_payload(&project, post_tool_use, &read)?;
+
+    println!(
+        "\nbuiltin packs: context, guard, memory and workflow ({} bytes compiled); each event's \
+         hook against the dynamic floor, median of {runs} spawns each; `dynamic`: {} linking, \
+         limit {MAX_RATIO}; `shipped`: {} linking, limit {MAX_SHIPPED_RATIO}",
+        artifact.len(),
+        dynamic.name,
+        shipped.map_or("not built on this host", |s| s.name),
+    );
+    let mut failures = Vec::new();
+    let mut stored = 0;
+    for count in MEMORIES {
+        store_memories(&project, stored, count)?;
+        stored = count;
+        println!("\n{count} memories stored");
+        println!(
+            "{:<40} {:>6} {:>10} {:>10} {:>10} {:>8} {:>8}",
+            "binary", "state", "dynamic", "shipped", "floor", "dynamic", "shipped"
+        );
+        let mut rows = Vec::new();
+        for (kind, payload) in &cases {
+            let row = time(dynamic, shipped, &floor, &project, *kind, payload, runs)?;
+            let opens = settings.opens_state(*kind);
+            row.print(kind.binary_name(), if opens { "opens" } else { "" });
+            failures.extend(row.over(
+                &format!("{count} memories, {}", kind.binary_name()),
+                MAX_RATIO,
+                MAX_SHIPPED_RATIO,
+            ));
+            rows.push(row);
+        }
+        let row = time(dynamic, shipped, &floor, &project, EventKind::PostToolUse, &read, runs)?;
+        row.print("recall by a file's terms (Read)", "");
+        let limit =
+            if count == MEMORIES[MEMORIES.len() - 1] { MAX_RECALL_RATIO } else { f64::INFINITY };
+        failures.extend(row.over(&format!("recall among {count} memories"), limit, limit));
+        let median_of = |pick: fn(&Row) -> Duration| median(rows.iter().map(pick).collect());
+        println!(
+            "median over events: dynamic {:.3}, shipped {}",
+            ratio(median_of(|r| r.release), median_of(|r| r.floor)),
+            shipped.map_or("-".to_owned(), |_| format!(
+                "{:.3}",
+                ratio(median_of(|r| r.shipped.unwrap_or_default()), median_of(|r| r.floor))
+            )),
+        );
+    }
 
     // The bracket from a 50 MB transcript, against no transcript at all.
     let transcript = scratch.join("transcript-50mb.jsonl");
@@ -108,11 +116,11 @@ pub(crate) fn run(
     let without = payloads.join("prompt-without-transcript.json");
     write_payload(&example, &with, &transcript)?;
     write_payload(&example, &without, &missing)?;
-    let hook = bin_dir.join(EventKind::UserPromptSubmit.binary_name());
+    let hook = shipped.unwrap_or(dynamic).bin_dir.join(EventKind::UserPromptSubmit.binary_name());
     let [with_time] = measure(&[(&hook, &project)], &with, runs)?;
     let [without_time] = measure(&[(&hook, &project)], &without, runs)?;
     println!(
-        "bracket from a {} MB transcript: {} against {} without one: +{}",
+        "\nbracket from a {} MB transcript: {} against {} without one: +{}",
         size >> 20,
         ms(with_time),
         ms(without_time),
@@ -121,45 +129,84 @@ pub(crate) fn run(
     Ok(failures)
 }
 
-/// Recall by a file's terms among each of [`MEMORIES`] memories, against the same hook with
-/// none stored (no memory database at all): `example` (a `PostToolUse` payload) made a `Read`
-/// of an orders file, written to `read`.
-fn recall_cost(
-    bin_dir: &Path,
+/// One payload's medians: the dynamic hook, the shipped hook, the dynamic floor.
+struct Row {
+    release: Duration,
+    shipped: Option<Duration>,
+    floor: Duration,
+}
+
+fn ratio(hook: Duration, floor: Duration) -> f64 {
+    hook.as_secs_f64() / floor.as_secs_f64()
+}
+
+impl Row {
+    fn print(&self, label: &str, state: &str) {
+        let shipped = self.shipped.map_or("-".to_owned(), ms);
+        let shipped_ratio =
+            self.shipped.map_or("-".to_owned(), |s| format!("{:.3}", ratio(s, self.floor)));
+        println!(
+            "{label:<40} {state:>6} {:>10} {shipped:>10} {:>10} {:>8.3} {shipped_ratio:>8}",
+            ms(self.release),
+            ms(self.floor),
+            ratio(self.release, self.floor),
+        );
+    }
+
+    /// What exceeds `limit` (the dynamic build) or `shipped_limit`.
+    fn over(&self, what: &str, limit: f64, shipped_limit: f64) -> Vec<String> {
+        let mut over = Vec::new();
+        let release = ratio(self.release, self.floor);
+        if release > limit {
+            over.push(format!("{what}: dynamic {release:.3}x the floor (limit {limit})"));
+        }
+        if let Some(shipped) = self.shipped.map(|s| ratio(s, self.floor))
+            && shipped > shipped_limit
+        {
+            over.push(format!("{what}: shipped {shipped:.3}x the floor (limit {shipped_limit})"));
+        }
+        over
+    }
+}
+
+/// The hook of `kind` in each build and the floor, interleaved on `payload`.
+fn time(
+    dynamic: &Linking,
+    shipped: Option<&Linking>,
+    floor: &Path,
     project: &Path,
-    example: &Path,
-    read: &Path,
+    kind: EventKind,
+    payload: &Path,
     runs: usize,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Row> {
+    let release = dynamic.bin_dir.join(kind.binary_name());
+    Ok(match shipped {
+        Some(shipped) => {
+            let hook = shipped.bin_dir.join(kind.binary_name());
+            let [release, shipped, floor] =
+                measure(&[(&release, project), (&hook, project), (floor, project)], payload, runs)?;
+            Row { release, shipped: Some(shipped), floor }
+        }
+        None => {
+            let [release, floor] =
+                measure(&[(&release, project), (floor, project)], payload, runs)?;
+            Row { release, shipped: None, floor }
+        }
+    })
+}
+
+/// `example` (a `PostToolUse` payload) made a `Read` of an orders file, written to `read`: a
+/// recall by the file's terms.
+fn read_payload(project: &Path, example: &Path, read: &Path) -> anyhow::Result<()> {
     let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example)?)?;
     payload["tool_name"] = "Read".into();
     payload["tool_input"] = serde_json::json!({ "file_path": project.join("src/orders/list.ts") });
     std::fs::write(read, payload.to_string())?;
-    let post = bin_dir.join(EventKind::PostToolUse.binary_name());
-    let floor = bin_dir.join("hook-floor");
-    let [none_time, floor_time] = measure(&[(&post, project), (&floor, project)], read, runs)?;
-    println!(
-        "recall by a file's terms, no memories stored: {} ({:.3}x the floor)",
-        ms(none_time),
-        none_time.as_secs_f64() / floor_time.as_secs_f64()
-    );
-    let mut stored = 0;
-    for count in MEMORIES {
-        store_memories(project, stored, count)?;
-        stored = count;
-        let [many_time, floor_time] = measure(&[(&post, project), (&floor, project)], read, runs)?;
-        println!(
-            "recall by a file's terms among {count} memories: {} ({:.3}x the floor): +{} over none",
-            ms(many_time),
-            many_time.as_secs_f64() / floor_time.as_secs_f64(),
-            ms(many_time.saturating_sub(none_time))
-        );
-    }
     Ok(())
 }
 
 /// The memories stored for the recall benchmark, in turn.
-const MEMORIES: [usize; 2] = [2_000, 100_000];
+const MEMORIES: [usize; 3] = [0, 2_000, 100_000];
 
 /// Stores memories `from..to` of varied terms in `project`'s state, one in forty about orders.
 fn store_memories(project: &Path, from: usize, to: usize) -> anyhow::Result<()> {
@@ -180,6 +227,9 @@ fn store_memories(project: &Path, from: usize, to: usize) -> anyhow::Result<()> 
     ];
     const CHOICES: [&str; 8] =
         ["Postgres", "Redis", "a queue", "JWT", "retries", "pagination", "feature flags", "S3"];
+    if from == to {
+        return Ok(());
+    }
     let installation = hook_runtime::Installation::Project {
         root: project.to_path_buf(),
         dir: project.join(".claude/hookpack"),

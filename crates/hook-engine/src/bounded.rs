@@ -60,6 +60,50 @@ pub fn open_not_following(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Maps the first `len` bytes of `file` read-only.
+///
+/// A mapped file truncated underneath raises `SIGBUS` when a page past its new end is read:
+/// callers map only files that are replaced by renaming, never rewritten in place, or that hold
+/// a read lease ([`lease`]).
+///
+/// # Errors
+///
+/// When the kernel refuses the mapping.
+pub fn map(file: &File, len: usize) -> io::Result<memmap2::Mmap> {
+    // SAFETY: a read-only mapping of a file the caller keeps from changing underneath (above).
+    #[allow(unsafe_code, reason = "mapping a file read-only, see above")]
+    unsafe {
+        memmap2::MmapOptions::new().len(len).map(file)
+    }
+}
+
+/// Takes a read lease on `file` (opened read-only): until it is closed, whoever opens the file
+/// for writing or truncates it waits (up to the system's lease-break time, 45 s by default).
+/// The kernel announces such a wait with a signal: `SIGURG` here, whose default is to be
+/// ignored (a signal ignored or left at its default stays so across `exec`). `false` where
+/// leases are not to be had: the file is open for writing, the file system has none, the
+/// caller does not own the file, another OS.
+#[cfg(target_os = "linux")]
+pub fn lease(file: &File) -> bool {
+    use std::os::fd::AsRawFd as _;
+    /// `fcntl`'s command choosing the signal of a descriptor's notices (`<fcntl.h>`; the
+    /// `libc` crate leaves it out). The same on every Linux architecture.
+    const F_SETSIG: libc::c_int = 10;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fcntl` on a descriptor this function borrows; neither call touches memory.
+    #[allow(unsafe_code, reason = "fcntl on a borrowed descriptor")]
+    unsafe {
+        libc::fcntl(fd, F_SETSIG, libc::SIGURG) == 0
+            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) == 0
+    }
+}
+
+/// Leases are Linux's.
+#[cfg(not(target_os = "linux"))]
+pub fn lease(_: &File) -> bool {
+    false
+}
+
 /// The error of a file that is not a regular file.
 pub fn not_regular(path: &Path) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a regular file", path.display()))

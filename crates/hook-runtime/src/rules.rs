@@ -356,8 +356,25 @@ impl CallIo for HookIo<'_> {
     }
 
     fn recall(&mut self, recall: &memory::Recall) -> Result<Vec<memory::Memory>, IoError> {
+        // The recall index first: the database is not opened when it holds its current state.
+        let closed = matches!(self.memories, Memories::Closed);
+        if closed {
+            match state::recall_indexed(self.installation, recall) {
+                state::Indexed::Found(found) => return Ok(found),
+                state::Indexed::NoDatabase => {
+                    self.memories = Memories::Missing;
+                    return Ok(Vec::new());
+                }
+                state::Indexed::Stale => {}
+            }
+        }
         let Some(store) = self.memories(false)? else { return Ok(Vec::new()) };
         let found = store.search(recall);
+        if closed && found.is_ok() {
+            // The index was stale: written anew for the next recalls (a dry run's store writes
+            // nothing).
+            store.refresh_index();
+        }
         found.map_err(|err| self.memory_failed(err))
     }
 

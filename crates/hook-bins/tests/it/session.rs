@@ -505,10 +505,13 @@ fn memories_are_kept_recalled_and_handed_over() {
     let db = std::fs::read(root.join(".claude/hookpack/state/hookpack.db")).unwrap();
     let wal =
         std::fs::read(root.join(".claude/hookpack/state/hookpack.db-wal")).unwrap_or_default();
-    let holds =
-        |needle: &[u8]| [&db, &wal].iter().any(|b| b.windows(needle.len()).any(|w| w == needle));
-    assert!(holds(b"RS256"), "the memory is in the files read");
-    assert!(!holds(b"kid-42"), "the private part reached the database");
+    let index = std::fs::read(root.join(".claude/hookpack/state/memories.idx")).unwrap();
+    let holds = |file: &[u8], needle: &[u8]| file.windows(needle.len()).any(|w| w == needle);
+    assert!(holds(&db, b"RS256") || holds(&wal, b"RS256"), "the memory is in the database");
+    assert!(holds(&index, b"RS256"), "and in the recall index");
+    for file in [&db, &wal, &index] {
+        assert!(!holds(file, b"kid-42"), "the private part reached the state folder");
+    }
 
     let reply =
         hook(&root, EventKind::UserPromptSubmit, &prompt("@memory:ideas a cache for pricing"));
@@ -555,6 +558,39 @@ fn memories_are_kept_recalled_and_handed_over() {
     assert!(context.contains("[learnings #2] a cache for pricing"), "{context}");
     let reply = hook(&root, EventKind::SessionStart, &json!({ "source": "startup" }));
     assert!(!reply.context().contains("Handoff"), "{}", reply.context());
+}
+
+/// Recall reads the index while it holds the database's state, and the database when it does
+/// not (a failure logged since, the index gone, a damaged one): the same memories either way,
+/// and the index written anew by the recall that read the database.
+#[test]
+fn recall_reads_the_index_or_the_database_alike() {
+    let root = project("memory-index", "builtin = [\"memory\"]\n", &[]);
+    for text in ["sign JWT tokens with RS256", "rotate JWT keys monthly", "billing uses Stripe"] {
+        hook(&root, EventKind::UserPromptSubmit, &prompt(&format!("[decision] {text}")));
+    }
+    let index = state_dir(&root).join("memories.idx");
+    let jwt = root.join("src/auth/jwt.rs");
+    let mut session = 0;
+    let mut recall = || {
+        session += 1;
+        let mut payload = read(jwt.to_str().unwrap());
+        payload["session_id"] = json!(format!("reader-{session}"));
+        hook(&root, EventKind::PostToolUse, &payload).context().to_owned()
+    };
+    let from_index = recall();
+    assert!(from_index.contains("sign JWT tokens with RS256"), "{from_index}");
+    assert!(from_index.contains("rotate JWT keys monthly"), "{from_index}");
+    assert!(!from_index.contains("Stripe"), "{from_index}");
+    let written = std::fs::read(&index).unwrap();
+
+    std::fs::remove_file(&index).unwrap();
+    assert_eq!(recall(), from_index, "read from the database");
+    assert_eq!(std::fs::read(&index).unwrap(), written, "and the index written again");
+
+    std::fs::write(&index, b"hkri garbage").unwrap();
+    assert_eq!(recall(), from_index, "a damaged index is not read");
+    assert_eq!(std::fs::read(&index).unwrap(), written);
 }
 
 /// A prompt without markers in a project that only captures markers leaves no database behind.
@@ -730,11 +766,14 @@ fn a_linked_database_is_set_aside_not_followed() {
 
 /// Damage the opening does not see (the schema reads, a table's pages do not) is found by the
 /// first hook that reads the table: it fails open, sets the database aside, and the next hook
-/// starts afresh and tells the user, instead of every hook failing on it forever.
+/// starts afresh and tells the user, instead of every hook failing on it forever. (Recall
+/// reads the index while it holds the database's state, and does not open the database: here
+/// the index is gone, as after a failure logged by another hook.)
 #[test]
 fn a_database_damaged_inside_a_table_is_set_aside_by_the_hook_that_finds_it() {
     let root = remembering_project("damaged-table");
     hook(&root, EventKind::UserPromptSubmit, &prompt("[decision] sign tokens with RS256"));
+    std::fs::remove_file(state_dir(&root).join("memories.idx")).unwrap();
     let db = state_dir(&root).join("hookpack.db");
     assert!(!state_dir(&root).join("hookpack.db-wal").exists(), "checkpointed on close");
     let mut bytes = std::fs::read(&db).unwrap();

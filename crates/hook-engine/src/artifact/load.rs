@@ -31,7 +31,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::bounded::{AlignedBytes, not_regular, open_looked_at, read_aligned};
+use crate::bounded::{AlignedBytes, lease, map, not_regular, open_looked_at, read_aligned};
 
 use super::format::header;
 use super::reader::{Artifact, ArtifactError, word};
@@ -148,9 +148,8 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
         && stamped_crc.is_some()
         && let Ok(len) = usize::try_from(metadata.len())
     {
-        // SAFETY: mapped read-only; see the module's notes on files changed underneath.
-        #[allow(unsafe_code)]
-        if let Ok(map) = unsafe { memmap2::MmapOptions::new().len(len).map(&file) }
+        // Mapped read-only; see the module's notes on files changed underneath.
+        if let Ok(map) = map(&file, len)
             && holds(&map)
         {
             let bytes = ArtifactBytes::Mapped(map, file);
@@ -170,32 +169,6 @@ pub fn load(path: &Path) -> io::Result<Loaded> {
     let vouched = stamped && stamp.is_some_and(|s| file.metadata().is_ok_and(|m| s.matches(&m)));
     let bytes = ArtifactBytes::Copied(bytes);
     Ok(Loaded { bytes, vouched, stamped, sealed: true, checked: false.into() })
-}
-
-/// Takes a read lease on `file` (opened read-only): until it is closed, whoever opens the file
-/// for writing or truncates it waits (up to the system's lease-break time, 45 s by default).
-/// The kernel announces such a wait with a signal: `SIGURG` here, whose default is to be
-/// ignored (a signal ignored or left at its default stays so across `exec`). `false` where
-/// leases are not to be had: the file is open for writing, the file system has none, the
-/// caller does not own the file, another OS.
-#[cfg(target_os = "linux")]
-fn lease(file: &std::fs::File) -> bool {
-    use std::os::fd::AsRawFd as _;
-    /// `fcntl`'s command choosing the signal of a descriptor's notices (`<fcntl.h>`; the
-    /// `libc` crate leaves it out). The same on every Linux architecture.
-    const F_SETSIG: libc::c_int = 10;
-    let fd = file.as_raw_fd();
-    // SAFETY: `fcntl` on a descriptor this function borrows; neither call touches memory.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::fcntl(fd, F_SETSIG, libc::SIGURG) == 0
-            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) == 0
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lease(_: &std::fs::File) -> bool {
-    false
 }
 
 /// `rules.hpk` → `rules.hpk.ok`: where the compiler writes the artifact's stamp.

@@ -142,7 +142,7 @@ pub(super) fn connect(path: &Path) -> Result<Store, Connect> {
     // damaged database is set aside and started afresh.
     conn.pragma_update(None, "synchronous", "OFF")?;
     let outdated = recognize(&conn, path)?;
-    let store = Store { conn, set_aside: None, file: None };
+    let store = Store { conn, set_aside: None, file: None, dir: None };
     if outdated {
         store.migrate()?;
     }
@@ -165,12 +165,42 @@ pub(super) fn connect(path: &Path) -> Result<Store, Connect> {
 
 /// The first bytes of the database file at `path` (its header), when it has them.
 fn header(path: &Path) -> Option<[u8; 100]> {
+    header_of(path).map(|(header, _)| header)
+}
+
+/// [`header`], and the file's identity.
+fn header_of(path: &Path) -> Option<([u8; 100], FileId)> {
     use std::io::Read as _;
     let mut header = [0u8; 100];
-    hook_engine::bounded::open_not_following(path)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .ok()?;
-    Some(header)
+    let mut file = hook_engine::bounded::open_not_following(path).ok()?;
+    let meta = file.metadata().ok().filter(fs::Metadata::is_file)?;
+    file.read_exact(&mut header).ok()?;
+    Some((header, FileId::of(&meta)))
+}
+
+/// A state of the database file: which file, and its change counter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct DbVersion {
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+    /// `SQLite`'s file change counter (header bytes 24–27): one more at every commit that
+    /// changes the file, in rollback-journal mode.
+    pub(super) counter: u32,
+}
+
+/// The state the database file at `path` is in, when its header says it is a hookpack
+/// database of the current schema in rollback-journal mode ([`reads_as_current`]).
+///
+/// It is read through a descriptor of its own: call it only while this process's `SQLite`
+/// holds no lock on the file (before a transaction, or after it), since closing a descriptor
+/// drops the process's `fcntl` locks on the file.
+pub(super) fn version(path: &Path) -> Option<DbVersion> {
+    let (h, id) = header_of(path)?;
+    is_current(&h).then(|| DbVersion {
+        dev: id.dev,
+        ino: id.ino,
+        counter: u32::from_be_bytes([h[24], h[25], h[26], h[27]]),
+    })
 }
 
 /// Whether the database file at `path` says it runs WAL (its header's read and write versions,
@@ -182,14 +212,16 @@ pub(super) fn is_wal(path: &Path) -> bool {
 /// Whether the file at `path` is, by its header, a hookpack database of the current schema in
 /// rollback-journal mode: one a hook may read without the checks of an opening for writing.
 pub(super) fn reads_as_current(path: &Path) -> bool {
-    header(path).is_some_and(|h| {
-        let word = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
-        h.starts_with(b"SQLite format 3\0")
-            && h[18] == 1
-            && h[19] == 1
-            && word(68) == APPLICATION_ID
-            && i64::from(word(60)) == SCHEMA_VERSION
-    })
+    header(path).is_some_and(|h| is_current(&h))
+}
+
+fn is_current(h: &[u8; 100]) -> bool {
+    let word = |at: usize| i32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+    h.starts_with(b"SQLite format 3\0")
+        && h[18] == 1
+        && h[19] == 1
+        && word(68) == APPLICATION_ID
+        && i64::from(word(60)) == SCHEMA_VERSION
 }
 
 /// Opens the database at `path` to read it without leaving a trace: a read-only `SQLite`

@@ -31,11 +31,12 @@ use crate::Installation;
 use crate::confined::{Confined, ConfinedDir};
 
 mod disk;
+mod index;
 pub mod sessions;
 
 use disk::{
-    Connect, FileId, Found, clear_companions, connect, create, describe, inspect, open_for_reading,
-    repair,
+    Connect, DbVersion, FileId, Found, clear_companions, connect, create, describe, inspect,
+    open_for_reading, repair,
 };
 pub use disk::{Diagnosis, diagnose, set_aside_copies};
 
@@ -153,6 +154,8 @@ pub struct Store {
     set_aside: Option<SetAside>,
     /// The database file this store opened, when it is one in a state folder.
     file: Option<FileId>,
+    /// The state folder, when this store keeps its recall index (`None` for a dry run's).
+    dir: Option<ConfinedDir>,
 }
 
 /// A database that was not usable and was moved out of the way when the store was opened.
@@ -212,6 +215,7 @@ impl Store {
                         Ok(mut store) => {
                             store.set_aside = set_aside;
                             store.file = Some(id);
+                            store.dir = Some(dir.clone());
                             return Ok(store);
                         }
                         Err(Connect::Unusable(why)) => (why, id),
@@ -292,7 +296,7 @@ impl Store {
         )?;
         conn.busy_handler(Some(wait_for_lock))?;
         distrust_schema(&conn)?;
-        Ok(Some(Store { conn, set_aside: None, file: Some(id) }))
+        Ok(Some(Store { conn, set_aside: None, file: Some(id), dir: Some(dir) }))
     }
 
     /// Opens an existing database without creating or changing anything.
@@ -314,7 +318,7 @@ impl Store {
         let mut conn = open_for_reading(&path)?;
         conn.busy_handler(Some(wait_for_lock))?;
         distrust_schema(&conn)?;
-        Ok(Store { conn, set_aside: None, file: None })
+        Ok(Store { conn, set_aside: None, file: None, dir: None })
     }
 
     /// Brings a database of an older schema up to date, and marks it as hookpack's.
@@ -377,6 +381,7 @@ impl Store {
     ///
     /// When the database cannot be written.
     pub fn forget(&mut self, ids: &[i64]) -> rusqlite::Result<usize> {
+        let before = self.version();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut removed = 0;
         for id in ids {
@@ -393,6 +398,9 @@ impl Store {
             tx.execute("DELETE FROM memory_terms WHERE memory = ?1", [id])?;
         }
         tx.commit()?;
+        if removed > 0 {
+            self.index_after_write(before, |index| index.remove(ids));
+        }
         Ok(removed)
     }
 
@@ -437,8 +445,11 @@ impl Store {
         session: &str,
         all: &[Captured],
     ) -> rusqlite::Result<Vec<Option<i64>>> {
+        let before = self.version();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut ids = Vec::with_capacity(all.len());
+        let mut added = Vec::new();
+        let created = now();
         {
             let mut memory = tx.prepare(
                 "INSERT OR IGNORE INTO memories (namespace, text, confidence, created, session, rule)
@@ -455,7 +466,7 @@ impl Store {
                     captured.namespace,
                     captured.text,
                     f64::from(captured.confidence),
-                    now(),
+                    created,
                     session,
                     captured.rule
                 ])?;
@@ -471,9 +482,22 @@ impl Store {
                     }
                 }
                 ids.push(Some(id));
+                // As the database reads it back: its confidence a double.
+                #[allow(clippy::cast_possible_truncation, reason = "a confidence in [0, 1]")]
+                let confidence = f64::from(captured.confidence) as f32;
+                added.push(Memory {
+                    id,
+                    namespace: captured.namespace.clone(),
+                    text: captured.text.clone(),
+                    confidence,
+                    created,
+                });
             }
         }
         tx.commit()?;
+        if !added.is_empty() {
+            self.index_after_write(before, |index| index.add(added));
+        }
         Ok(ids)
     }
 
@@ -581,7 +605,7 @@ pub fn is_busy(err: &rusqlite::Error) -> bool {
 
 /// The newest postings recall reads of one term: a term shared by more memories than this
 /// weighs little, and its newest memories stand for it.
-const POSTINGS_PER_TERM: usize = 128;
+pub(crate) const POSTINGS_PER_TERM: usize = 128;
 
 /// The most postings recall reads in all, the query's rarest terms first.
 const POSTINGS_READ: usize = 1024;
@@ -596,55 +620,247 @@ fn search(conn: &Connection, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
     }
     // One read transaction: the file's shared lock is taken once, not for every statement.
     let tx = conn.unchecked_transaction()?;
-    let found = search_in(&tx, terms, recall)?;
+    let mut database = Database {
+        count: tx.prepare("SELECT memories FROM term_counts WHERE term = ?1")?,
+        postings: tx.prepare(
+            "SELECT memory FROM memory_terms WHERE term = ?1 ORDER BY memory DESC LIMIT ?2",
+        )?,
+        memory: tx.prepare(
+            "SELECT id, namespace, text, confidence, created FROM memories WHERE id = ?1",
+        )?,
+    };
+    let found = search_in(&mut database, terms, recall)?;
+    drop(database);
     tx.commit()?;
     Ok(found)
 }
 
+/// Where recall reads: the database, or its index.
+trait Postings {
+    /// How many memories share `term` (all of them for the empty term).
+    fn count(&mut self, term: &str) -> rusqlite::Result<usize>;
+    /// The newest `n` memories sharing `term`, newest first, added to `into`.
+    fn newest(&mut self, term: &str, n: usize, into: &mut Vec<i64>) -> rusqlite::Result<()>;
+    /// Memory `id`, if it is stored.
+    fn memory(&mut self, id: i64) -> rusqlite::Result<Option<Memory>>;
+}
+
+struct Database<'c> {
+    count: rusqlite::Statement<'c>,
+    postings: rusqlite::Statement<'c>,
+    memory: rusqlite::Statement<'c>,
+}
+
+impl Postings for Database<'_> {
+    fn count(&mut self, term: &str) -> rusqlite::Result<usize> {
+        let n: Option<i64> = self.count.query_row([term], |row| row.get(0)).optional()?;
+        Ok(n.and_then(|n| usize::try_from(n).ok()).unwrap_or(0))
+    }
+
+    fn newest(&mut self, term: &str, n: usize, into: &mut Vec<i64>) -> rusqlite::Result<()> {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        for memory in self.postings.query_map(params![term, n], |row| row.get(0))? {
+            into.push(memory?);
+        }
+        Ok(())
+    }
+
+    fn memory(&mut self, id: i64) -> rusqlite::Result<Option<Memory>> {
+        self.memory.query_row([id], memory_row).optional()
+    }
+}
+
+impl Postings for index::View<'_> {
+    fn count(&mut self, term: &str) -> rusqlite::Result<usize> {
+        let count = if term.is_empty() {
+            self.total
+        } else {
+            self.term(term).map_or(0, |(count, _)| count)
+        };
+        Ok(usize::try_from(count).unwrap_or(usize::MAX))
+    }
+
+    fn newest(&mut self, term: &str, n: usize, into: &mut Vec<i64>) -> rusqlite::Result<()> {
+        if let Some((_, postings)) = self.term(term) {
+            into.extend(postings.take(n));
+        }
+        Ok(())
+    }
+
+    fn memory(&mut self, id: i64) -> rusqlite::Result<Option<Memory>> {
+        Ok(index::View::memory(self, id))
+    }
+}
+
 fn search_in(
-    conn: &Connection,
+    source: &mut impl Postings,
     terms: &[String],
     recall: &Recall,
 ) -> rusqlite::Result<Vec<Memory>> {
-    let mut count = conn.prepare("SELECT memories FROM term_counts WHERE term = ?1")?;
-    let mut memories_of = |term: &str| -> rusqlite::Result<usize> {
-        let n: Option<i64> = count.query_row([term], |row| row.get(0)).optional()?;
-        Ok(n.and_then(|n| usize::try_from(n).ok()).unwrap_or(0))
-    };
-    let total = memories_of("")?;
+    let total = source.count("")?;
     let mut frequency = Vec::with_capacity(terms.len());
     for term in terms {
-        frequency.push(memories_of(term)?);
+        frequency.push(source.count(term)?);
     }
     let mut order: Vec<usize> = (0..terms.len()).filter(|&i| frequency[i] > 0).collect();
     if order.is_empty() {
         return Ok(Vec::new());
     }
     order.sort_by_key(|&i| frequency[i]);
-    let mut postings = conn
-        .prepare("SELECT memory FROM memory_terms WHERE term = ?1 ORDER BY memory DESC LIMIT ?2")?;
     let mut hits: Vec<(usize, i64)> = Vec::new();
+    let mut memories = Vec::new();
     for i in order {
         let left = POSTINGS_READ.saturating_sub(hits.len()).min(POSTINGS_PER_TERM);
         if left == 0 {
             break;
         }
-        let left = i64::try_from(left).unwrap_or(i64::MAX);
-        let rows = postings.query_map(params![terms[i], left], |row| row.get(0))?;
-        for memory in rows {
-            hits.push((i, memory?));
-        }
+        memories.clear();
+        source.newest(&terms[i], left, &mut memories)?;
+        hits.extend(memories.iter().map(|&m| (i, m)));
     }
     let ids = memory::rank(&hits, &frequency, total, recall.min_terms(), recall.max);
     let mut found = Vec::with_capacity(ids.len());
-    let mut statement = conn
-        .prepare("SELECT id, namespace, text, confidence, created FROM memories WHERE id = ?1")?;
     for id in ids {
-        if let Some(m) = statement.query_row([id], memory_row).optional()? {
+        if let Some(m) = source.memory(id)? {
             found.push(m);
         }
     }
     Ok(found)
+}
+
+/// What recall found through the index ([`recall_indexed`]).
+#[derive(Debug)]
+pub enum Indexed {
+    /// The memories, best first: the index holds the database's current state.
+    Found(Vec<Memory>),
+    /// There is no memory database.
+    NoDatabase,
+    /// The database is to be read: the index is missing, stale or damaged, or the database is
+    /// not one a hook may read without opening it for writing.
+    Stale,
+}
+
+/// Recall through the index (`state/memories.idx`), without opening the database: the memories
+/// [`Store::search`] would find, when the index holds the database's current state.
+pub fn recall_indexed(installation: &Installation, recall: &Recall) -> Indexed {
+    let terms = &recall.terms[..recall.terms.len().min(64)];
+    let Ok(Some(dir)) = Confined::of(installation).existing_dir(STATE_DIR) else {
+        return Indexed::NoDatabase;
+    };
+    let Ok(path) = dir.entry(DATABASE_NAME) else { return Indexed::Stale };
+    let Some(version) = disk::version(&path) else {
+        return if fs::symlink_metadata(&path).is_err() {
+            Indexed::NoDatabase
+        } else {
+            Indexed::Stale
+        };
+    };
+    if terms.is_empty() || recall.max == 0 {
+        return Indexed::Found(Vec::new());
+    }
+    let Some(bytes) = index::read(dir.path()) else { return Indexed::Stale };
+    let Some(mut view) = index::View::new(&bytes).filter(|v| v.version == version) else {
+        return Indexed::Stale;
+    };
+    match search_in(&mut view, terms, recall) {
+        Ok(found) => Indexed::Found(found),
+        Err(_) => Indexed::Stale,
+    }
+}
+
+impl Store {
+    /// The state of this store's database file, read while no transaction holds its lock.
+    fn version(&self) -> Option<DbVersion> {
+        disk::version(&self.dir.as_ref()?.entry(DATABASE_NAME).ok()?)
+    }
+
+    /// Keeps the recall index after this store's write, which found the database in state
+    /// `before`: when that write was the only commit since, the index of `before` with `change`
+    /// made is the new state's; otherwise the index is written anew from the database.
+    fn index_after_write(&self, before: Option<DbVersion>, change: impl FnOnce(&mut index::Index)) {
+        let Some(dir) = &self.dir else { return };
+        if let (Some(before), Some(after)) = (before, self.version())
+            && (after.dev, after.ino, after.counter)
+                == (before.dev, before.ino, before.counter.wrapping_add(1))
+            && let Some(mut index) = index::read(dir.path())
+                .and_then(|bytes| index::Index::decode(&bytes))
+                .filter(|index| index.version == before)
+        {
+            change(&mut index);
+            index.version = after;
+            // An index not written is written by the next recall, from the database.
+            let _ = index::write(dir, &index);
+            return;
+        }
+        self.refresh_index();
+    }
+
+    /// Writes the recall index anew from the database; nothing when another hook committed
+    /// while it was read (the next recall writes it then).
+    pub fn refresh_index(&self) {
+        let Some(dir) = &self.dir else { return };
+        let Some(before) = self.version() else { return };
+        let Ok(mut index) = self.read_index() else { return };
+        if self.version() == Some(before) {
+            index.version = before;
+            let _ = index::write(dir, &index);
+        }
+    }
+
+    /// Everything the recall index holds, read from the database in one transaction.
+    fn read_index(&self) -> rusqlite::Result<index::Index> {
+        let tx = self.conn.unchecked_transaction()?;
+        let mut index = index::Index::default();
+        {
+            let mut counts = tx.prepare("SELECT term, memories FROM term_counts ORDER BY term")?;
+            let mut rows = counts.query([])?;
+            while let Some(row) = rows.next()? {
+                let (name, n): (String, i64) = (row.get(0)?, row.get(1)?);
+                let n = u64::try_from(n).unwrap_or(0);
+                if name.is_empty() {
+                    index.total = n;
+                } else if n > 0 {
+                    index.terms.push(index::Term { name, memories: n, postings: Vec::new() });
+                }
+            }
+        }
+        {
+            // Every posting once, by term and then oldest first: each term keeps its newest.
+            let mut postings =
+                tx.prepare("SELECT term, memory FROM memory_terms ORDER BY term, memory")?;
+            let mut rows = postings.query([])?;
+            let mut at = 0;
+            while let Some(row) = rows.next()? {
+                let term = row.get_ref(0)?.as_str()?;
+                while index.terms.get(at).is_some_and(|t| t.name.as_str() < term) {
+                    keep_newest(&mut index.terms[at].postings);
+                    at += 1;
+                }
+                if let Some(entry) = index.terms.get_mut(at).filter(|t| t.name == term) {
+                    entry.postings.push(row.get(1)?);
+                }
+            }
+            let rest = at.min(index.terms.len());
+            for term in &mut index.terms[rest..] {
+                keep_newest(&mut term.postings);
+            }
+        }
+        {
+            let mut memories = tx.prepare(
+                "SELECT id, namespace, text, confidence, created FROM memories ORDER BY id",
+            )?;
+            index.memories = memories.query_map([], memory_row)?.collect::<Result<_, _>>()?;
+        }
+        tx.commit()?;
+        Ok(index)
+    }
+}
+
+/// A term's postings read oldest first: its newest [`POSTINGS_PER_TERM`], newest first.
+fn keep_newest(postings: &mut Vec<i64>) {
+    let old = postings.len().saturating_sub(POSTINGS_PER_TERM);
+    postings.drain(..old);
+    postings.reverse();
 }
 
 fn memory_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Memory> {
@@ -912,6 +1128,131 @@ mod tests {
             .unwrap();
         assert_eq!(total, 3000);
         assert!(store.search(&recall(&["zebra"])).unwrap().is_empty());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// What recall finds through the index of `dir`'s database, `None` when it must read the
+    /// database.
+    fn indexed(dir: &Path, recall: &Recall) -> Option<Vec<Memory>> {
+        match recall_indexed(&Installation::User { dir: dir.to_path_buf() }, recall) {
+            Indexed::Found(found) => Some(found),
+            Indexed::NoDatabase => panic!("no database in {}", dir.display()),
+            Indexed::Stale => None,
+        }
+    }
+
+    /// Queries over varied memories: some terms shared by hundreds (past what the index keeps of
+    /// a term), some by a few, some by none.
+    fn queries() -> Vec<Recall> {
+        let words = ["order", "zebra", "invoice", "cache", "retry", "nothing", "note", "queue"];
+        let mut all = Vec::new();
+        for (i, a) in words.iter().enumerate() {
+            all.push(recall(&[a]));
+            for b in &words[i + 1..] {
+                all.push(recall(&[a, b]));
+                all.push(Recall {
+                    from: hook_engine::rule::RecallFrom::Prompt,
+                    max: 5,
+                    ..recall(&[a, b, "cache", "note"])
+                });
+            }
+        }
+        all
+    }
+
+    fn varied(from: usize, to: usize) -> Vec<Captured> {
+        let subjects = ["orders", "invoices", "cache", "queue"];
+        (from..to)
+            .map(|i| {
+                let rare = if i % 97 == 0 { " zebra" } else { "" };
+                let retry = if i % 3 == 0 { " with retries" } else { "" };
+                captured(&format!("{} note {i}{retry}{rare}", subjects[i % subjects.len()]))
+            })
+            .collect()
+    }
+
+    /// Recall through the index finds what it finds in the database, after every write,
+    /// without the index being written anew in between: each write updates it.
+    #[test]
+    fn the_index_recalls_what_the_database_does() {
+        let dir = temp_dir("index");
+        let mut store = open(&dir).unwrap();
+        assert_eq!(indexed(&dir, &recall(&["order"])), None, "no index before a memory");
+        for (from, to) in [(0, 1), (1, 300), (300, 301), (301, 700)] {
+            store.remember_all("s", &varied(from, to)).unwrap();
+            for query in queries() {
+                let found = indexed(&dir, &query).expect("the index follows every write");
+                assert_eq!(found, store.search(&query).unwrap(), "{:?} after {to}", query.terms);
+            }
+        }
+        // A memory stored twice changes nothing: the index stays current.
+        store.remember_all("s", &varied(5, 6)).unwrap();
+        assert!(indexed(&dir, &recall(&["order"])).is_some());
+        // Forgetting the rare ones (fewer than a term's kept postings share them).
+        let zebras: Vec<i64> = (0..700).filter(|i| i % 97 == 0).map(|i| i + 1).collect();
+        assert_eq!(store.forget(&zebras).unwrap(), zebras.len());
+        for query in queries() {
+            let found = indexed(&dir, &query).expect("forgetting updates it");
+            assert_eq!(found, store.search(&query).unwrap(), "{:?} after forgetting", query.terms);
+        }
+        assert_eq!(indexed(&dir, &recall(&["zebra"])), Some(Vec::new()));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Another commit (a failure logged) leaves the index stale until recall reads the database
+    /// and writes it anew; an index of another database file (one set aside, a new one
+    /// started) is never read.
+    #[test]
+    fn a_stale_index_is_not_read_and_is_written_anew() {
+        let dir = temp_dir("index-stale");
+        let mut store = open(&dir).unwrap();
+        store.remember_all("s", &varied(0, 50)).unwrap();
+        let query = recall(&["zebra"]);
+        let expected = store.search(&query).unwrap();
+        assert_eq!(expected.len(), 1);
+        assert_eq!(indexed(&dir, &query).as_ref(), Some(&expected));
+        store.record_failure("s", "Stop", "something").unwrap();
+        assert_eq!(indexed(&dir, &query), None, "a commit since");
+        store.refresh_index();
+        assert_eq!(indexed(&dir, &query).as_ref(), Some(&expected));
+
+        // A new database at the name, its counter where the old one's was.
+        let index = std::fs::read(dir.join("state").join(index::INDEX_NAME)).unwrap();
+        drop(store);
+        std::fs::remove_file(database_path(&dir)).unwrap();
+        let mut store = open(&dir).unwrap();
+        store.remember_all("s", &varied(1000, 1001)).unwrap();
+        std::fs::write(dir.join("state").join(index::INDEX_NAME), &index).unwrap();
+        assert_eq!(indexed(&dir, &query), None, "another file's index");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A damaged index gives no memory it does not hold whole, and never a panic: any byte
+    /// changed, the file cut anywhere.
+    #[test]
+    fn a_damaged_index_gives_nothing_it_does_not_hold() {
+        let dir = temp_dir("index-damaged");
+        let mut store = open(&dir).unwrap();
+        store.remember_all("s", &varied(0, 120)).unwrap();
+        let path = dir.join("state").join(index::INDEX_NAME);
+        let good = std::fs::read(&path).unwrap();
+        let stored: Vec<Memory> = store.memories(None, 1000).unwrap();
+        let whole = |m: &Memory| stored.iter().any(|s| s == m);
+        let mut read = 0;
+        for at in (0..good.len()).step_by(7) {
+            let mut bad = good.clone();
+            bad[at] ^= 0x41;
+            std::fs::write(&path, &bad).unwrap();
+            for query in queries() {
+                if let Some(found) = indexed(&dir, &query) {
+                    read += 1;
+                    assert!(found.iter().all(whole), "byte {at}: {found:?}");
+                }
+            }
+            std::fs::write(&path, &good[..at]).unwrap();
+            assert_eq!(indexed(&dir, &recall(&["order"])), None, "cut at {at}");
+        }
+        assert!(read > 0, "most single-byte changes leave an index that reads");
         std::fs::remove_dir_all(dir).unwrap();
     }
 
