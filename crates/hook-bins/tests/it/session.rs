@@ -354,6 +354,27 @@ fn concurrent_hooks_of_mixed_events_keep_every_update() {
     let ledger = state.injected.keys().filter(|k| k.starts_with("mixed/once-")).count();
     assert_eq!(ledger, 25, "{:?}", state.injected);
     assert_eq!(memories(&root).len(), 50);
+    index_agrees(&root);
+}
+
+/// The recall index, when it says it holds the database's state, recalls what the database
+/// does.
+fn index_agrees(root: &Path) {
+    use hook_engine::memory::Recall;
+    use hook_engine::rule::RecallFrom;
+    use hook_runtime::state::{Indexed, recall_indexed};
+    let installation = hook_runtime::Installation::User { dir: root.join(".claude/hookpack") };
+    let store = Store::open_read_only(&root.join(".claude/hookpack")).unwrap();
+    for terms in [&["fact"][..], &["number", "101"], &["105"], &["fact", "number", "133", "zzz"]] {
+        let recall = Recall {
+            from: RecallFrom::Prompt,
+            max: 5,
+            terms: terms.iter().map(|t| (*t).to_owned()).collect(),
+        };
+        if let Indexed::Found(found) = recall_indexed(&installation, &recall) {
+            assert_eq!(found, store.search(&recall).unwrap(), "{terms:?}");
+        }
+    }
 }
 
 /// 300 prompts of one session, killed at random points (SIGKILL): the record stays readable and

@@ -191,16 +191,43 @@ pub(super) struct DbVersion {
 /// The state the database file at `path` is in, when its header says it is a hookpack
 /// database of the current schema in rollback-journal mode ([`reads_as_current`]).
 ///
-/// It is read through a descriptor of its own: call it only while this process's `SQLite`
-/// holds no lock on the file (before a transaction, or after it), since closing a descriptor
-/// drops the process's `fcntl` locks on the file.
+/// It is read through a descriptor of its own: call it only while this process has no `SQLite`
+/// connection holding a lock on the file, since closing a descriptor drops the process's
+/// `fcntl` locks on the file. A store reads its own file's state through a [`Pin`].
 pub(super) fn version(path: &Path) -> Option<DbVersion> {
     let (h, id) = header_of(path)?;
-    is_current(&h).then(|| DbVersion {
+    version_in(&h, id)
+}
+
+fn version_in(h: &[u8; 100], id: FileId) -> Option<DbVersion> {
+    is_current(h).then(|| DbVersion {
         dev: id.dev,
         ino: id.ino,
         counter: u32::from_be_bytes([h[24], h[25], h[26], h[27]]),
     })
+}
+
+/// The database file a store has open, opened once more to read its change counter while the
+/// store's transaction holds the file's lock (the counter cannot change then). Open it before
+/// the transaction begins and drop it after it ends: closing a descriptor drops the process's
+/// `fcntl` locks on the file, `SQLite`'s included.
+pub(super) struct Pin(fs::File, FileId);
+
+impl Pin {
+    /// The file at `path`, when it is `id` (the one the store opened).
+    pub(super) fn new(path: &Path, id: FileId) -> Option<Pin> {
+        let file = hook_engine::bounded::open_not_following(path).ok()?;
+        let meta = file.metadata().ok()?;
+        (meta.is_file() && FileId::of(&meta) == id).then_some(Pin(file, id))
+    }
+
+    /// The file's state now.
+    pub(super) fn version(&self) -> Option<DbVersion> {
+        use std::os::unix::fs::FileExt as _;
+        let mut header = [0u8; 100];
+        self.0.read_exact_at(&mut header, 0).ok()?;
+        version_in(&header, self.1)
+    }
 }
 
 /// Whether the database file at `path` says it runs WAL (its header's read and write versions,

@@ -35,7 +35,7 @@ mod index;
 pub mod sessions;
 
 use disk::{
-    Connect, DbVersion, FileId, Found, clear_companions, connect, create, describe, inspect,
+    Connect, DbVersion, FileId, Found, Pin, clear_companions, connect, create, describe, inspect,
     open_for_reading, repair,
 };
 pub use disk::{Diagnosis, diagnose, set_aside_copies};
@@ -224,7 +224,11 @@ impl Store {
                 }
             };
             match repair(dir, &why, judged) {
-                Ok(Some(aside)) => set_aside = Some(aside),
+                Ok(Some(aside)) => {
+                    // Its index would never be read again (another file's), only kept.
+                    let _ = dir.remove(index::INDEX_NAME);
+                    set_aside = Some(aside);
+                }
                 Ok(None) => {}
                 // Said the same way every time (no time, no pid): it is told once per session.
                 Err(err) => {
@@ -257,7 +261,11 @@ impl Store {
         drop(conn);
         let Some(judged) = file else { return Ok(None) };
         let dir = Confined::of(installation).dir(STATE_DIR)?;
-        repair(&dir, why, judged)
+        let aside = repair(&dir, why, judged)?;
+        if aside.is_some() {
+            let _ = dir.remove(index::INDEX_NAME);
+        }
+        Ok(aside)
     }
 
     /// The database this opening set aside, if it did.
@@ -381,8 +389,9 @@ impl Store {
     ///
     /// When the database cannot be written.
     pub fn forget(&mut self, ids: &[i64]) -> rusqlite::Result<usize> {
-        let before = self.version();
+        let pin = self.pin();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let before = pin.as_ref().and_then(Pin::version);
         let mut removed = 0;
         for id in ids {
             let gone = tx.execute("DELETE FROM memories WHERE id = ?1", [id])?;
@@ -398,6 +407,7 @@ impl Store {
             tx.execute("DELETE FROM memory_terms WHERE memory = ?1", [id])?;
         }
         tx.commit()?;
+        drop(pin);
         if removed > 0 {
             self.index_after_write(before, |index| index.remove(ids));
         }
@@ -445,8 +455,9 @@ impl Store {
         session: &str,
         all: &[Captured],
     ) -> rusqlite::Result<Vec<Option<i64>>> {
-        let before = self.version();
+        let pin = self.pin();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let before = pin.as_ref().and_then(Pin::version);
         let mut ids = Vec::with_capacity(all.len());
         let mut added = Vec::new();
         let created = now();
@@ -495,6 +506,7 @@ impl Store {
             }
         }
         tx.commit()?;
+        drop(pin);
         if !added.is_empty() {
             self.index_after_write(before, |index| index.add(added));
         }
@@ -744,8 +756,11 @@ pub enum Indexed {
 /// [`Store::search`] would find, when the index holds the database's current state.
 pub fn recall_indexed(installation: &Installation, recall: &Recall) -> Indexed {
     let terms = &recall.terms[..recall.terms.len().min(64)];
-    let Ok(Some(dir)) = Confined::of(installation).existing_dir(STATE_DIR) else {
-        return Indexed::NoDatabase;
+    let dir = match Confined::of(installation).existing_dir(STATE_DIR) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return Indexed::NoDatabase,
+        // Refused: the database's opening says why.
+        Err(_) => return Indexed::Stale,
     };
     let Ok(path) = dir.entry(DATABASE_NAME) else { return Indexed::Stale };
     let Some(version) = disk::version(&path) else {
@@ -769,25 +784,26 @@ pub fn recall_indexed(installation: &Installation, recall: &Recall) -> Indexed {
 }
 
 impl Store {
-    /// The state of this store's database file, read while no transaction holds its lock.
-    fn version(&self) -> Option<DbVersion> {
-        disk::version(&self.dir.as_ref()?.entry(DATABASE_NAME).ok()?)
+    /// This store's database file, pinned to read its state within a transaction: call it
+    /// before the transaction begins, and drop it after it ends ([`Pin`]).
+    fn pin(&self) -> Option<Pin> {
+        Pin::new(&self.dir.as_ref()?.entry(DATABASE_NAME).ok()?, self.file?)
     }
 
-    /// Keeps the recall index after this store's write, which found the database in state
-    /// `before`: when that write was the only commit since, the index of `before` with `change`
-    /// made is the new state's; otherwise the index is written anew from the database.
+    /// Keeps the recall index after this store's write, which changed the database from state
+    /// `before` (read under the write lock) to the next: the index of `before`, with `change`
+    /// made, is the index of the new state; without it, the index is written anew from the
+    /// database.
     fn index_after_write(&self, before: Option<DbVersion>, change: impl FnOnce(&mut index::Index)) {
         let Some(dir) = &self.dir else { return };
-        if let (Some(before), Some(after)) = (before, self.version())
-            && (after.dev, after.ino, after.counter)
-                == (before.dev, before.ino, before.counter.wrapping_add(1))
+        if let Some(before) = before
             && let Some(mut index) = index::read(dir.path())
                 .and_then(|bytes| index::Index::decode(&bytes))
                 .filter(|index| index.version == before)
         {
             change(&mut index);
-            index.version = after;
+            // A commit that changes the file counts one.
+            index.version.counter = before.counter.wrapping_add(1);
             // An index not written is written by the next recall, from the database.
             let _ = index::write(dir, &index);
             return;
@@ -795,23 +811,24 @@ impl Store {
         self.refresh_index();
     }
 
-    /// Writes the recall index anew from the database; nothing when another hook committed
-    /// while it was read (the next recall writes it then).
+    /// Writes the recall index anew from the database, as one read transaction sees it.
     pub fn refresh_index(&self) {
         let Some(dir) = &self.dir else { return };
-        let Some(before) = self.version() else { return };
-        let Ok(mut index) = self.read_index() else { return };
-        if self.version() == Some(before) {
-            index.version = before;
+        let Some(pin) = self.pin() else { return };
+        let read = self.read_index(&pin);
+        drop(pin);
+        if let Ok(Some(index)) = read {
             let _ = index::write(dir, &index);
         }
     }
 
-    /// Everything the recall index holds, read from the database in one transaction.
-    fn read_index(&self) -> rusqlite::Result<index::Index> {
+    /// Everything the recall index holds, read from the database in one transaction; `None`
+    /// when its state cannot be read.
+    fn read_index(&self, pin: &Pin) -> rusqlite::Result<Option<index::Index>> {
         let tx = self.conn.unchecked_transaction()?;
         let mut index = index::Index::default();
         {
+            // The first read takes the shared lock: no commit until the transaction ends.
             let mut counts = tx.prepare("SELECT term, memories FROM term_counts ORDER BY term")?;
             let mut rows = counts.query([])?;
             while let Some(row) = rows.next()? {
@@ -824,6 +841,8 @@ impl Store {
                 }
             }
         }
+        let Some(version) = pin.version() else { return Ok(None) };
+        index.version = version;
         {
             // Every posting once, by term and then oldest first: each term keeps its newest.
             let mut postings =
@@ -852,7 +871,7 @@ impl Store {
             index.memories = memories.query_map([], memory_row)?.collect::<Result<_, _>>()?;
         }
         tx.commit()?;
-        Ok(index)
+        Ok(Some(index))
     }
 }
 
