@@ -73,7 +73,7 @@ pub trait CallIo {
     }
 
     /// Keeps the state after the call (and the bracket read, if any).
-    fn save(&mut self, after: &SessionState, bracket: Option<Bracket>);
+    fn save(&mut self, after: SessionState, bracket: Option<Bracket>);
 
     /// Something went wrong on the way, and the answer is given without it: for the user (a
     /// hook's stderr), in the order it happened.
@@ -202,17 +202,14 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let Plan { engine, mut facts, scan, settings, opens, .. } = self;
         let (kind, input) = (facts.kind(), facts.input);
         let opened = if opens { io.open_state(&settings) } else { None };
-        if let Some(state) = &opened {
-            facts.state = state.clone();
-        }
+        let opened = opened.map(|state| facts.state = state).is_some();
         facts.state.begin(input);
 
-        let mut bracket =
-            (settings.needs_bracket && opened.is_some()).then(|| io.bracket(&facts.state));
+        let mut bracket = (settings.needs_bracket && opened).then(|| io.bracket(&facts.state));
         facts.bracket = bracket.unwrap_or_default();
         let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
         let mut recalled = Vec::new();
-        if opened.is_some() {
+        if opened {
             match memories(engine, io, &mut evaluation, input, &settings) {
                 Ok(given) => recalled = given,
                 Err(err) => {
@@ -235,7 +232,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let budget = bracket.map_or(smallest, |b| settings.budget_chars(b));
         let mut response = respond(kind, &evaluation, Some(budget));
 
-        if opened.is_some() {
+        if opened {
             if kind.shows_system_message_in_every_mode()
                 && response.output.system_message_mut().is_some()
             {
@@ -259,16 +256,9 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
             // with, and the ledger stays as small as what this compaction gave.
             let compactions = after.compactions;
             after.injected.retain(|key, at| !key.starts_with(MEMORY_KEY) || *at == compactions);
-            io.save(&after, bracket);
+            io.save(after, bracket);
         }
-        Ok(Call {
-            response,
-            evaluation,
-            opened: opened.is_some(),
-            state: facts.state,
-            bracket,
-            budget,
-        })
+        Ok(Call { response, evaluation, opened, state: facts.state, bracket, budget })
     }
 }
 

@@ -2,7 +2,6 @@
 //! ranking, and how recalled memories and the compaction handoff read. Pure functions: the
 //! runtime keeps the store.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::session::SessionState;
@@ -539,17 +538,16 @@ pub fn rank(
         let df = frequency[term].max(1);
         u64::from(usize::BITS - ((total.max(df) + df) / df).leading_zeros())
     };
-    let mut scores: BTreeMap<i64, (u64, usize)> = BTreeMap::new();
-    for &(term, memory) in hits {
-        if term < query_terms {
-            let score = scores.entry(memory).or_default();
-            score.0 += weight(term);
-            score.1 += 1;
-        }
-    }
+    // By memory, so that each memory's hits lie together.
+    let mut by_memory: Vec<(i64, usize)> =
+        hits.iter().filter(|(term, _)| *term < query_terms).map(|&(t, m)| (m, t)).collect();
+    by_memory.sort_unstable();
     let needed = min_terms.min(query_terms).max(1);
-    let mut ranked: Vec<(i64, u64)> =
-        scores.into_iter().filter(|(_, (_, n))| *n >= needed).map(|(id, (s, _))| (id, s)).collect();
+    let mut ranked: Vec<(i64, u64)> = by_memory
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter(|shared| shared.len() >= needed)
+        .map(|shared| (shared[0].0, shared.iter().map(|&(_, term)| weight(term)).sum()))
+        .collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
     ranked.into_iter().take(max).map(|(id, _)| id).collect()
 }

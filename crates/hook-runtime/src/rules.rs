@@ -227,8 +227,8 @@ impl HookIo<'_> {
             Ok(locked)
         });
         match locked {
-            Ok(locked) => {
-                self.record = locked.record.clone();
+            Ok(mut locked) => {
+                self.record = std::mem::take(&mut locked.record);
                 self.session = Some(locked);
             }
             Err(err) => self.problems.push(session_problem(&err)),
@@ -340,7 +340,8 @@ impl CallIo for HookIo<'_> {
         {
             sessions.remove_older_than(settings.max_age_days, &self.record.id);
         }
-        Some(self.record.state.clone())
+        // The call gives it back to `save`.
+        Some(std::mem::take(&mut self.record.state))
     }
 
     fn bracket(&mut self, state: &SessionState) -> Bracket {
@@ -379,6 +380,20 @@ impl CallIo for HookIo<'_> {
     }
 
     fn recent_memories(&mut self) -> Result<Vec<memory::Memory>, IoError> {
+        // The record names them: read through the index, without the database, when it is
+        // current (a record saved before records named them leaves it to the database).
+        if let Some(ids) = &self.record.stored
+            && matches!(self.memories, Memories::Closed)
+        {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            match state::memories_indexed(self.installation, ids) {
+                state::Indexed::Found(found) => return Ok(found),
+                state::Indexed::NoDatabase => return Ok(Vec::new()),
+                state::Indexed::Stale => {}
+            }
+        }
         let id = self.record.id.clone();
         let Some(store) = self.memories(false)? else { return Ok(Vec::new()) };
         let found = store.recent_memories(&id);
@@ -399,8 +414,17 @@ impl CallIo for HookIo<'_> {
         }
         let id = self.record.id.clone();
         let Some(store) = self.memories(true)? else { return Ok(()) };
-        let stored = store.remember(&id, captured);
-        stored.map(drop).map_err(|err| self.memory_failed(err))
+        match store.remember(&id, captured) {
+            Ok(new) => {
+                if let (Some(new), Some(stored)) = (new, &mut self.record.stored) {
+                    stored.push(new);
+                    let over = stored.len().saturating_sub(memory::HANDOFF_MEMORIES as usize);
+                    stored.drain(..over);
+                }
+                Ok(())
+            }
+            Err(err) => Err(self.memory_failed(err)),
+        }
     }
 
     fn take_notices(&mut self) -> Vec<String> {
@@ -412,10 +436,10 @@ impl CallIo for HookIo<'_> {
         self.problems.push(problem);
     }
 
-    fn save(&mut self, after: &SessionState, bracket: Option<Bracket>) {
+    fn save(&mut self, after: SessionState, bracket: Option<Bracket>) {
         self.set_aside_damaged();
         let Some(session) = self.session.take() else { return };
-        self.record.state.clone_from(after);
+        self.record.state = after;
         if bracket.is_some() {
             self.record.bracket = bracket;
         }

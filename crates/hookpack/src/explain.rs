@@ -260,7 +260,7 @@ impl CallIo for ReadOnly<'_> {
         Ok(())
     }
 
-    fn save(&mut self, _: &SessionState, _: Option<Bracket>) {}
+    fn save(&mut self, _: SessionState, _: Option<Bracket>) {}
 
     fn problem(&mut self, problem: String) {
         self.problems.push(problem);

@@ -364,8 +364,8 @@ impl CallIo for Fixture {
         Ok(())
     }
 
-    fn save(&mut self, after: &SessionState, _: Option<Bracket>) {
-        self.saved = Some(after.clone());
+    fn save(&mut self, after: SessionState, _: Option<Bracket>) {
+        self.saved = Some(after);
     }
 
     fn problem(&mut self, problem: String) {

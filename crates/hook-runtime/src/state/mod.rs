@@ -756,6 +756,27 @@ pub enum Indexed {
 /// [`Store::search`] would find, when the index holds the database's current state.
 pub fn recall_indexed(installation: &Installation, recall: &Recall) -> Indexed {
     let terms = &recall.terms[..recall.terms.len().min(64)];
+    with_index(installation, |view| {
+        if terms.is_empty() || recall.max == 0 {
+            return Some(Vec::new());
+        }
+        search_in(view, terms, recall).ok()
+    })
+}
+
+/// The memories `ids` through the index, those it holds (a memory forgotten is not), in
+/// their order, when the index holds the database's current state.
+pub fn memories_indexed(installation: &Installation, ids: &[i64]) -> Indexed {
+    with_index(installation, |view| {
+        Some(ids.iter().filter_map(|&id| index::View::memory(view, id)).collect())
+    })
+}
+
+/// What `read` finds in the index, when the index holds the database's current state.
+fn with_index(
+    installation: &Installation,
+    read: impl FnOnce(&mut index::View<'_>) -> Option<Vec<Memory>>,
+) -> Indexed {
     let dir = match Confined::of(installation).existing_dir(STATE_DIR) {
         Ok(Some(dir)) => dir,
         Ok(None) => return Indexed::NoDatabase,
@@ -770,17 +791,11 @@ pub fn recall_indexed(installation: &Installation, recall: &Recall) -> Indexed {
             Indexed::Stale
         };
     };
-    if terms.is_empty() || recall.max == 0 {
-        return Indexed::Found(Vec::new());
-    }
     let Some(bytes) = index::read(dir.path()) else { return Indexed::Stale };
     let Some(mut view) = index::View::new(&bytes).filter(|v| v.version == version) else {
         return Indexed::Stale;
     };
-    match search_in(&mut view, terms, recall) {
-        Ok(found) => Indexed::Found(found),
-        Err(_) => Indexed::Stale,
-    }
+    read(&mut view).map_or(Indexed::Stale, Indexed::Found)
 }
 
 impl Store {

@@ -57,6 +57,10 @@ pub struct Record {
     pub handoff: Option<String>,
     /// What the user is still to be told, by the first event that shows a `systemMessage`.
     pub notices: Vec<String>,
+    /// The ids of the memories the session stored last, oldest first, at most
+    /// [`HANDOFF_MEMORIES`](hook_engine::memory::HANDOFF_MEMORIES): the handoff names them.
+    /// `None` in a record saved before records kept them (the database then says which).
+    pub stored: Option<Vec<i64>>,
 }
 
 /// The session files of an installation.
@@ -200,7 +204,13 @@ pub fn count(installation_dir: &Path) -> usize {
 
 fn fresh(id: &str) -> Record {
     let now = super::now();
-    Record { id: id.to_owned(), started: now, updated: now, ..Record::default() }
+    Record {
+        id: id.to_owned(),
+        started: now,
+        updated: now,
+        stored: Some(Vec::new()),
+        ..Record::default()
+    }
 }
 
 /// The file name of session `id`: the id itself when it is a plain name (Claude Code's are
@@ -316,7 +326,7 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     out.extend_from_slice(&[0; 2]);
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(&[0; 16]);
-    let Record { id, started, updated: _, state, bracket, handoff, notices } = record;
+    let Record { id, started, updated: _, state, bracket, handoff, notices, stored } = record;
     let w = &mut out;
     put_str(w, id);
     put_u64(w, started.cast_unsigned());
@@ -341,6 +351,13 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     put_u64(w, notices.len() as u64);
     for notice in notices {
         put_str(w, notice);
+    }
+    // Last: a record without it was saved before records kept it.
+    if let Some(stored) = stored {
+        put_u64(w, stored.len() as u64);
+        for id in stored {
+            put_u64(w, id.cast_unsigned());
+        }
     }
     let len = u32::try_from(out.len() - HEADER).unwrap_or(u32::MAX);
     out[16..20].copy_from_slice(&len.to_le_bytes());
@@ -398,7 +415,21 @@ fn decode(bytes: &[u8]) -> Option<Record> {
         n => Some(*Bracket::ALL.get(usize::from(n - 1))?),
     };
     let notices = (0..r.count()?).map(|_| r.string()).collect::<Option<_>>()?;
-    r.0.is_empty().then_some(Record { id, started, updated, state, bracket, handoff, notices })
+    let stored = if r.0.is_empty() {
+        None
+    } else {
+        Some((0..r.count()?).map(|_| r.u64().map(u64::cast_signed)).collect::<Option<_>>()?)
+    };
+    r.0.is_empty().then_some(Record {
+        id,
+        started,
+        updated,
+        state,
+        bracket,
+        handoff,
+        notices,
+        stored,
+    })
 }
 
 struct Reader<'b>(&'b [u8]);
@@ -470,7 +501,22 @@ mod tests {
         record.bracket = Some(Bracket::Depleted);
         record.handoff = Some("handoff ✓".into());
         record.notices.push("told once".into());
+        record.stored = Some(vec![7, 12]);
         record
+    }
+
+    /// A record saved before records named the memories the session stored reads as such
+    /// (`stored: None`: the database says), and every other field as it was.
+    #[test]
+    fn a_record_without_its_stored_memories_reads_as_one() {
+        let mut record = sample("old");
+        record.stored = None;
+        let slot = encode(1, &record);
+        let found = decode(&slot[HEADER..]).unwrap();
+        assert_eq!(found.stored, None);
+        assert_eq!((found.state, found.notices), (record.state, record.notices));
+        let new = encode(1, &sample("new"));
+        assert_eq!(decode(&new[HEADER..]).unwrap().stored, Some(vec![7, 12]));
     }
 
     #[test]
@@ -495,17 +541,26 @@ mod tests {
         fs::remove_dir_all(dir).unwrap();
     }
 
-    /// Every truncation and every flipped byte of an encoded record is refused, never decoded
-    /// into something else.
+    /// Every truncation and every flipped byte of an encoded slot is refused, never decoded
+    /// into something else. (Its record cut just before the memories it stored reads as a
+    /// record saved before records kept them; the slot's length and checksum refuse it.)
     #[test]
     fn a_torn_or_flipped_slot_never_decodes() {
         let bytes = encode(7, &sample("s"));
         assert!(decode(&bytes[HEADER..]).is_some());
-        for end in HEADER..bytes.len() {
-            assert!(decode(&bytes[HEADER..end]).is_none(), "cut at {end}");
-        }
         let dir = temp_dir("flipped");
         let path = dir.join("slot");
+        let older = bytes.len() - 8 * 3;
+        for end in HEADER..bytes.len() {
+            let decoded = decode(&bytes[HEADER..end]);
+            if end == older {
+                assert_eq!(decoded.map(|r| r.stored), Some(None), "cut at {end}");
+            } else {
+                assert!(decoded.is_none(), "cut at {end}");
+            }
+            fs::write(&path, &bytes[..end]).unwrap();
+            assert!(read_slot(&File::open(&path).unwrap(), 0).is_none(), "slot cut at {end}");
+        }
         for at in 0..bytes.len() {
             let mut flipped = bytes.clone();
             flipped[at] ^= 0x20;
