@@ -536,7 +536,7 @@ pub fn rank(
     // libm into every hook).
     let weight = |term: usize| {
         let df = frequency[term].max(1);
-        u64::from(usize::BITS - ((total.max(df) + df) / df).leading_zeros())
+        u64::from(usize::BITS - (total.max(df).saturating_add(df) / df).leading_zeros())
     };
     // By memory, so that each memory's hits lie together.
     let mut by_memory: Vec<(i64, usize)> =

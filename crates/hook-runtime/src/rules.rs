@@ -291,6 +291,19 @@ impl HookIo<'_> {
         }
     }
 
+    /// What the recall index found; `None` when the database is to be read. Where there is no
+    /// database, nothing (and none is opened later in the call, unless to store a memory).
+    fn indexed(&mut self, indexed: state::Indexed) -> Option<Vec<memory::Memory>> {
+        match indexed {
+            state::Indexed::Found(found) => Some(found),
+            state::Indexed::NoDatabase => {
+                self.memories = Memories::Missing;
+                Some(Vec::new())
+            }
+            state::Indexed::Stale => None,
+        }
+    }
+
     /// Sets the memory database aside when an operation found it damaged (in pages its
     /// opening did not read), so that the next hook starts a new one instead of failing on it
     /// forever; the user hears of it with the session's next notice.
@@ -359,15 +372,10 @@ impl CallIo for HookIo<'_> {
     fn recall(&mut self, recall: &memory::Recall) -> Result<Vec<memory::Memory>, IoError> {
         // The recall index first: the database is not opened when it holds its current state.
         let closed = matches!(self.memories, Memories::Closed);
-        if closed {
-            match state::recall_indexed(self.installation, recall) {
-                state::Indexed::Found(found) => return Ok(found),
-                state::Indexed::NoDatabase => {
-                    self.memories = Memories::Missing;
-                    return Ok(Vec::new());
-                }
-                state::Indexed::Stale => {}
-            }
+        if closed
+            && let Some(found) = self.indexed(state::recall_indexed(self.installation, recall))
+        {
+            return Ok(found);
         }
         let Some(store) = self.memories(false)? else { return Ok(Vec::new()) };
         let found = store.search(recall);
@@ -388,10 +396,9 @@ impl CallIo for HookIo<'_> {
             if ids.is_empty() {
                 return Ok(Vec::new());
             }
-            match state::memories_indexed(self.installation, ids) {
-                state::Indexed::Found(found) => return Ok(found),
-                state::Indexed::NoDatabase => return Ok(Vec::new()),
-                state::Indexed::Stale => {}
+            let indexed = state::memories_indexed(self.installation, ids, &self.record.id);
+            if let Some(found) = self.indexed(indexed) {
+                return Ok(found);
             }
         }
         let id = self.record.id.clone();

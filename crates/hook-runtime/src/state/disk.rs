@@ -468,6 +468,9 @@ fn build(dir: &ConfinedDir, notice: Option<&str>) -> io::Result<()> {
     for suffix in COMPANIONS {
         discard(dir, &format!("{DATABASE_NAME}{suffix}"))?;
     }
+    // The recall index of a database that is gone: the new file may reuse its inode, and its
+    // counter reach the one the index names.
+    discard(dir, super::index::INDEX_NAME)?;
     let staged = format!(".{DATABASE_NAME}.{}.tmp", std::process::id());
     for suffix in [""].into_iter().chain(COMPANIONS) {
         discard(dir, &format!("{staged}{suffix}"))?;

@@ -2,8 +2,8 @@
 //!
 //! Opening `SQLite` costs a hook more than everything else it does (the library's set-up, the
 //! schema's parse, a lock): about 0.3 ms, where a hook's whole start-up is about 0.6 ms. Recall
-//! reads this file instead, mapped, without a lock and without `SQLite`, and gives what
-//! [`Store::search`](super::Store::search) would give.
+//! reads this file instead, mapped, without a lock and without `SQLite`, through the same
+//! ranking as [`Store::search`](super::Store::search) (`search_in`), and finds what it would.
 //!
 //! The database stays the source of truth; the index says which state of it it holds: the
 //! database file's device and inode, and the change counter `SQLite` keeps in its header (bytes
@@ -12,13 +12,16 @@
 //! state (a commit since, a failure logged, a database set aside and started afresh, an index
 //! missing or damaged), it reads the database, and writes a new index from it.
 //!
-//! A hook that stores or forgets memories updates the index itself: it reads the counter before
-//! its transaction and after, and when its own commit is the only one between, writes the index
-//! it had plus its change, named after the new state. (The counter is read through a descriptor
-//! of its own only while `SQLite` holds no lock on the file: closing any descriptor of a file
-//! drops the process's `fcntl` locks on it.) An index is always written whole to a new file and
-//! renamed over the old one ([`ConfinedDir::replace`]), never changed in place, so a reader's
-//! map never shrinks underneath it.
+//! A hook that stores or forgets memories (or logs a failure) updates the index itself: it
+//! reads the counter while its transaction holds the write lock, through a descriptor of its
+//! own opened before the transaction and closed after it (`disk::Pin`: closing a descriptor drops
+//! the process's `fcntl` locks on the file, `SQLite`'s included), and when the index names that
+//! state, writes it with its change made, named after the next. A forget that leaves a common
+//! term with fewer postings than the database would give writes the index anew instead. A new
+//! database file removes the index (`disk::create`), so that a file reusing a gone one's inode
+//! never meets its index. An index is always written whole to a new file and renamed over the
+//! old one ([`ConfinedDir::replace`]), never changed in place, so a reader's map never shrinks
+//! underneath it.
 //!
 //! Every read of the file is bounds-checked: a damaged or planted index gives no memory it
 //! does not hold whole (each memory carries a checksum of all it holds), and never a panic.
@@ -26,15 +29,15 @@
 //! Layout (little-endian): a 64-byte header; the terms, sorted, 20 bytes each (name offset and
 //! length in the strings, how many memories share it, its first posting and how many are
 //! kept); the postings (memory ids, 8 bytes each, newest first, at most
-//! [`POSTINGS_PER_TERM`](super::POSTINGS_PER_TERM) per term); the memories, by id, 40 bytes
-//! each; the strings.
+//! [`POSTINGS_PER_TERM`](super::POSTINGS_PER_TERM) per term); the memories, by id, 48 bytes
+//! each (with a hash of the session that stored it); the strings.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::Path;
 
 use hook_engine::artifact::sources::{fnv1a, fnv1a_extend};
-use hook_engine::memory::{self, Memory};
+use hook_engine::memory::Memory;
 
 use super::POSTINGS_PER_TERM;
 use super::disk::DbVersion;
@@ -48,10 +51,10 @@ const VERSION: u32 = 1;
 const HEADER: usize = 64;
 const TERM: usize = 20;
 const POSTING: usize = 8;
-const MEMORY: usize = 40;
+const MEMORY: usize = 48;
 
-/// The largest index read: about 4,000 bytes per memory at 100,000 memories, far above what
-/// they take (their texts and terms).
+/// The largest index read or written: about 10 KB per memory at 100,000 memories, far above
+/// what they take (their texts and terms: about 150 bytes each in the benchmark's).
 const MAX_INDEX_BYTES: u64 = 1 << 30;
 
 /// Indexes up to this size are read; larger ones mapped (a read faults in every page of a
@@ -67,8 +70,13 @@ pub(super) struct Index {
     pub(super) total: u64,
     /// The terms, sorted.
     pub(super) terms: Vec<Term>,
-    /// The memories, by id.
-    pub(super) memories: Vec<Memory>,
+    /// The memories, by id, with the hash of the session that stored each ([`session_hash`]).
+    pub(super) memories: Vec<(Memory, u64)>,
+}
+
+/// The hash an index keeps of a session's id.
+pub(super) fn session_hash(session: &str) -> u64 {
+    fnv1a(session.as_bytes())
 }
 
 /// A term: how many memories share it, and the newest of them.
@@ -81,12 +89,13 @@ pub(super) struct Term {
 }
 
 impl Index {
-    /// Adds `added` (new memories, by id) and their terms: one pass over the index.
-    pub(super) fn add(&mut self, added: Vec<Memory>) {
+    /// Adds `added` (new memories, by id, with their session's hash and their terms): one pass
+    /// over the index.
+    pub(super) fn add(&mut self, added: Vec<(Memory, u64, Vec<String>)>) {
         let mut postings: BTreeMap<String, Vec<i64>> = BTreeMap::new();
-        for memory in &added {
-            for term in memory::terms(&memory.text) {
-                postings.entry(term).or_default().push(memory.id);
+        for (memory, _, terms) in &added {
+            for term in terms {
+                postings.entry(term.clone()).or_default().push(memory.id);
             }
         }
         let old = std::mem::take(&mut self.terms);
@@ -100,7 +109,7 @@ impl Index {
             let shared = ids.len() as u64;
             match old.next_if(|t| t.name == name) {
                 Some(mut term) => {
-                    term.memories += shared;
+                    term.memories = term.memories.saturating_add(shared);
                     ids.extend_from_slice(&term.postings);
                     ids.truncate(POSTINGS_PER_TERM);
                     term.postings = ids;
@@ -113,43 +122,49 @@ impl Index {
             }
         }
         self.terms.extend(old);
-        self.total += added.len() as u64;
-        self.memories.extend(added);
-        self.memories.sort_by_key(|m| m.id);
-        self.memories.dedup_by_key(|m| m.id);
+        self.total = self.total.saturating_add(added.len() as u64);
+        self.memories.extend(added.into_iter().map(|(memory, session, _)| (memory, session)));
+        // Stable: of two with one id, the one added comes second, and is kept.
+        self.memories.sort_by_key(|(m, _)| m.id);
+        self.memories.dedup_by(|later, kept| {
+            let same = later.0.id == kept.0.id;
+            if same {
+                std::mem::swap(later, kept);
+            }
+            same
+        });
     }
 
-    /// Removes the memories `ids` it holds. (A common term's postings then hold fewer than the
-    /// database would give: its older postings are not in the index.)
-    pub(super) fn remove(&mut self, ids: &[i64]) {
-        let mut ids = ids.to_vec();
+    /// Removes the memories `removed` (ids, with the terms the database found them by).
+    /// `false` when the index is then not what the database would give: a term kept only its
+    /// newest postings, and one of them went (the database has older ones the index lacks).
+    pub(super) fn remove(&mut self, removed: &[(i64, Vec<String>)]) -> bool {
+        let mut ids: Vec<i64> = removed.iter().map(|(id, _)| *id).collect();
         ids.sort_unstable();
         let listed = |id: &i64| ids.binary_search(id).is_ok();
-        let mut gone: BTreeMap<String, u64> = BTreeMap::new();
-        let mut removed = 0;
-        self.memories.retain(|m| {
-            let keep = !listed(&m.id);
-            if !keep {
-                removed += 1;
-                for term in memory::terms(&m.text) {
-                    *gone.entry(term).or_default() += 1;
-                }
+        let before = self.memories.len();
+        self.memories.retain(|(m, _)| !listed(&m.id));
+        let gone = (before - self.memories.len()) as u64;
+        let mut exact = true;
+        let mut shared: BTreeMap<&str, u64> = BTreeMap::new();
+        for (_, terms) in removed {
+            for term in terms {
+                *shared.entry(term).or_default() += 1;
             }
-            keep
-        });
-        if removed == 0 {
-            return;
         }
         self.terms.retain_mut(|term| {
-            let Some(n) = gone.get(&term.name) else { return true };
-            term.memories = term.memories.saturating_sub(*n);
+            let Some(&n) = shared.get(term.name.as_str()) else { return true };
+            exact &= term.memories <= term.postings.len() as u64;
+            term.memories = term.memories.saturating_sub(n);
             term.postings.retain(|p| !listed(p));
             term.memories > 0
         });
-        self.total = self.total.saturating_sub(removed);
+        self.total = self.total.saturating_sub(gone);
+        exact
     }
 
-    /// The file's bytes; `None` when the strings outgrow 32-bit offsets.
+    /// The file's bytes; `None` when they would be more than a hook reads, or the strings
+    /// outgrow 32-bit offsets.
     pub(super) fn encode(&self) -> Option<Vec<u8>> {
         let postings: usize = self.terms.iter().map(|t| t.postings.len()).sum();
         let mut strings: Vec<u8> = Vec::new();
@@ -177,13 +192,14 @@ impl Index {
                 body.extend_from_slice(&posting.to_le_bytes());
             }
         }
-        for m in &self.memories {
+        for (m, session) in &self.memories {
             body.extend_from_slice(&m.id.to_le_bytes());
             body.extend_from_slice(&m.created.to_le_bytes());
             body.extend_from_slice(&m.confidence.to_bits().to_le_bytes());
             string(&m.namespace, &mut body)?;
             string(&m.text, &mut body)?;
-            body.extend_from_slice(&check(m).to_le_bytes());
+            body.extend_from_slice(&check(m, *session).to_le_bytes());
+            body.extend_from_slice(&session.to_le_bytes());
         }
         let mut out = Vec::with_capacity(HEADER + body.len() + strings.len());
         out.extend_from_slice(MAGIC);
@@ -202,12 +218,11 @@ impl Index {
         debug_assert_eq!(out.len(), HEADER);
         out.extend_from_slice(&body);
         out.extend_from_slice(&strings);
-        Some(out)
+        (out.len() as u64 <= MAX_INDEX_BYTES).then_some(out)
     }
 
-    /// The index `bytes` hold whole (every memory's checksum holding); `None` when they do not.
-    pub(super) fn decode(bytes: &[u8]) -> Option<Index> {
-        let view = View::new(bytes)?;
+    /// The index `view` reads, whole (every memory's checksum holding); `None` when it is not.
+    pub(super) fn decode(view: &View<'_>) -> Option<Index> {
         let mut terms = Vec::with_capacity(view.terms);
         for i in 0..view.terms {
             let (name, memories, postings) = view.term_at(i)?;
@@ -226,8 +241,9 @@ impl Index {
 }
 
 /// The checksum of a memory: every field of its entry and its strings.
-fn check(m: &Memory) -> u32 {
+fn check(m: &Memory, session: u64) -> u32 {
     let mut hash = fnv1a(&m.id.to_le_bytes());
+    hash = fnv1a_extend(hash, &session.to_le_bytes());
     hash = fnv1a_extend(hash, &m.created.to_le_bytes());
     hash = fnv1a_extend(hash, &m.confidence.to_bits().to_le_bytes());
     hash = fnv1a_extend(hash, m.namespace.as_bytes());
@@ -318,17 +334,9 @@ impl<'b> View<'b> {
 
     /// How many memories share `term`, and the newest of them (as many as the index keeps).
     pub(super) fn term(&self, term: &str) -> Option<(u64, impl Iterator<Item = i64> + 'b)> {
-        let (mut low, mut high) = (0, self.terms);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            let (name, memories, postings) = self.term_at(middle)?;
-            match name.cmp(term.as_bytes()) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return Some((memories, self.postings(postings)?)),
-            }
-        }
-        None
+        let at = find(self.terms, |i| self.term_at(i).map(|(name, ..)| name), term.as_bytes())?;
+        let (_, memories, postings) = self.term_at(at)?;
+        Some((memories, self.postings(postings)?))
     }
 
     fn memory_id(&self, i: usize) -> Option<i64> {
@@ -336,8 +344,8 @@ impl<'b> View<'b> {
         i64_at(self.bytes.get(at..at + MEMORY)?, 0)
     }
 
-    /// Memory `i`, when it is whole.
-    fn memory_at(&self, i: usize) -> Option<Memory> {
+    /// Memory `i` and its session's hash, when it is whole.
+    fn memory_at(&self, i: usize) -> Option<(Memory, u64)> {
         let at = self.memories_at + i * MEMORY;
         let entry = self.bytes.get(at..at + MEMORY)?;
         let memory = Memory {
@@ -347,22 +355,34 @@ impl<'b> View<'b> {
             confidence: f32::from_bits(u32_at(entry, 16)?),
             created: i64_at(entry, 8)?,
         };
-        (check(&memory) == u32_at(entry, 36)?).then_some(memory)
+        let session = u64_at(entry, 40)?;
+        (check(&memory, session) == u32_at(entry, 36)?).then_some((memory, session))
     }
 
-    /// The memory of id `id`, when the index holds it whole.
-    pub(super) fn memory(&self, id: i64) -> Option<Memory> {
-        let (mut low, mut high) = (0, self.memories);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            match self.memory_id(middle)?.cmp(&id) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return self.memory_at(middle),
-            }
-        }
-        None
+    /// The memory of id `id` and its session's hash, when the index holds it whole.
+    pub(super) fn memory(&self, id: i64) -> Option<(Memory, u64)> {
+        let at = find(self.memories, |i| self.memory_id(i), &id)?;
+        self.memory_at(at)
     }
+}
+
+/// Where `key` is among `len` sorted keys (`key_at`); `None` when it is not, or a key cannot
+/// be read.
+fn find<K: Ord + ?Sized, B: std::borrow::Borrow<K>>(
+    len: usize,
+    key_at: impl Fn(usize) -> Option<B>,
+    key: &K,
+) -> Option<usize> {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        match key_at(middle)?.borrow().cmp(key) {
+            std::cmp::Ordering::Less => low = middle + 1,
+            std::cmp::Ordering::Greater => high = middle,
+            std::cmp::Ordering::Equal => return Some(middle),
+        }
+    }
+    None
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {

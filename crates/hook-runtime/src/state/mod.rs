@@ -224,11 +224,7 @@ impl Store {
                 }
             };
             match repair(dir, &why, judged) {
-                Ok(Some(aside)) => {
-                    // Its index would never be read again (another file's), only kept.
-                    let _ = dir.remove(index::INDEX_NAME);
-                    set_aside = Some(aside);
-                }
+                Ok(Some(aside)) => set_aside = Some(aside),
                 Ok(None) => {}
                 // Said the same way every time (no time, no pid): it is told once per session.
                 Err(err) => {
@@ -261,11 +257,7 @@ impl Store {
         drop(conn);
         let Some(judged) = file else { return Ok(None) };
         let dir = Confined::of(installation).dir(STATE_DIR)?;
-        let aside = repair(&dir, why, judged)?;
-        if aside.is_some() {
-            let _ = dir.remove(index::INDEX_NAME);
-        }
-        Ok(aside)
+        repair(&dir, why, judged)
     }
 
     /// The database this opening set aside, if it did.
@@ -353,12 +345,19 @@ impl Store {
     /// that cannot be recorded is still on stderr.
     pub fn record_failure(&mut self, id: &str, event: &str, message: &str) -> rusqlite::Result<()> {
         self.conn.busy_timeout(FAILURE_WAIT)?;
-        let recorded = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .and_then(|tx| log_failure(&tx, id, event, message).and_then(|()| tx.commit()));
+        let pin = self.pin();
+        let mut before = None;
+        let recorded =
+            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).and_then(|tx| {
+                before = pin.as_ref().and_then(Pin::version);
+                log_failure(&tx, id, event, message).and_then(|()| tx.commit())
+            });
+        drop(pin);
         self.conn.busy_handler(Some(wait_for_lock))?;
-        recorded
+        recorded?;
+        // The memories did not change: the index is named after the new state.
+        self.index_after_write(before, |_| true);
+        Ok(())
     }
 
     /// The stored memories, newest first, of `namespace` if given.
@@ -393,12 +392,18 @@ impl Store {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let before = pin.as_ref().and_then(Pin::version);
         let mut removed = 0;
+        let mut forgotten = Vec::new();
         for id in ids {
             let gone = tx.execute("DELETE FROM memories WHERE id = ?1", [id])?;
             if gone == 0 {
                 continue;
             }
             removed += gone;
+            let terms = tx
+                .prepare("SELECT term FROM memory_terms WHERE memory = ?1")?
+                .query_map([id], |row| row.get(0))?
+                .collect::<Result<Vec<String>, _>>()?;
+            forgotten.push((*id, terms));
             tx.execute(
                 "UPDATE term_counts SET memories = memories - 1
                  WHERE term = '' OR term IN (SELECT term FROM memory_terms WHERE memory = ?1)",
@@ -409,7 +414,7 @@ impl Store {
         tx.commit()?;
         drop(pin);
         if removed > 0 {
-            self.index_after_write(before, |index| index.remove(ids));
+            self.index_after_write(before, |index| index.remove(&forgotten));
         }
         Ok(removed)
     }
@@ -487,28 +492,33 @@ impl Store {
                 }
                 let id = tx.last_insert_rowid();
                 count.execute([""])?;
-                for t in memory::terms(&captured.text) {
+                let terms = memory::terms(&captured.text);
+                for t in &terms {
                     if term.execute(params![t, id])? > 0 {
-                        count.execute([&t])?;
+                        count.execute([t])?;
                     }
                 }
                 ids.push(Some(id));
                 // As the database reads it back: its confidence a double.
                 #[allow(clippy::cast_possible_truncation, reason = "a confidence in [0, 1]")]
                 let confidence = f64::from(captured.confidence) as f32;
-                added.push(Memory {
+                let memory = Memory {
                     id,
                     namespace: captured.namespace.clone(),
                     text: captured.text.clone(),
                     confidence,
                     created,
-                });
+                };
+                added.push((memory, index::session_hash(session), terms));
             }
         }
         tx.commit()?;
         drop(pin);
         if !added.is_empty() {
-            self.index_after_write(before, |index| index.add(added));
+            self.index_after_write(before, |index| {
+                index.add(added);
+                true
+            });
         }
         Ok(ids)
     }
@@ -626,8 +636,7 @@ const POSTINGS_READ: usize = 1024;
 /// does not grow with the memories stored: each term's count (one row), then at most
 /// [`POSTINGS_PER_TERM`] of its newest postings, rarest terms first, [`POSTINGS_READ`] in all.
 fn search(conn: &Connection, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
-    let terms = &recall.terms[..recall.terms.len().min(64)];
-    if terms.is_empty() || recall.max == 0 {
+    if recall.terms.is_empty() || recall.max == 0 {
         return Ok(Vec::new());
     }
     // One read transaction: the file's shared lock is taken once, not for every statement.
@@ -641,7 +650,7 @@ fn search(conn: &Connection, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
             "SELECT id, namespace, text, confidence, created FROM memories WHERE id = ?1",
         )?,
     };
-    let found = search_in(&mut database, terms, recall)?;
+    let found = search_in(&mut database, recall)?;
     drop(database);
     tx.commit()?;
     Ok(found)
@@ -700,15 +709,15 @@ impl Postings for index::View<'_> {
     }
 
     fn memory(&mut self, id: i64) -> rusqlite::Result<Option<Memory>> {
-        Ok(index::View::memory(self, id))
+        Ok(index::View::memory(self, id).map(|(memory, _)| memory))
     }
 }
 
-fn search_in(
-    source: &mut impl Postings,
-    terms: &[String],
-    recall: &Recall,
-) -> rusqlite::Result<Vec<Memory>> {
+fn search_in(source: &mut impl Postings, recall: &Recall) -> rusqlite::Result<Vec<Memory>> {
+    let terms = &recall.terms[..recall.terms.len().min(memory::MAX_QUERY_TERMS)];
+    if terms.is_empty() || recall.max == 0 {
+        return Ok(Vec::new());
+    }
     let total = source.count("")?;
     let mut frequency = Vec::with_capacity(terms.len());
     for term in terms {
@@ -755,20 +764,17 @@ pub enum Indexed {
 /// Recall through the index (`state/memories.idx`), without opening the database: the memories
 /// [`Store::search`] would find, when the index holds the database's current state.
 pub fn recall_indexed(installation: &Installation, recall: &Recall) -> Indexed {
-    let terms = &recall.terms[..recall.terms.len().min(64)];
-    with_index(installation, |view| {
-        if terms.is_empty() || recall.max == 0 {
-            return Some(Vec::new());
-        }
-        search_in(view, terms, recall).ok()
-    })
+    with_index(installation, |view| search_in(view, recall).ok())
 }
 
-/// The memories `ids` through the index, those it holds (a memory forgotten is not), in
-/// their order, when the index holds the database's current state.
-pub fn memories_indexed(installation: &Installation, ids: &[i64]) -> Indexed {
+/// The memories `ids` that session `session` stored, through the index, in their order (one
+/// forgotten, or another session's, is left out), when the index holds the database's current
+/// state.
+pub fn memories_indexed(installation: &Installation, ids: &[i64], session: &str) -> Indexed {
+    let session = index::session_hash(session);
     with_index(installation, |view| {
-        Some(ids.iter().filter_map(|&id| index::View::memory(view, id)).collect())
+        let stored = ids.iter().filter_map(|&id| index::View::memory(view, id));
+        Some(stored.filter(|(_, s)| *s == session).map(|(memory, _)| memory).collect())
     })
 }
 
@@ -807,16 +813,21 @@ impl Store {
 
     /// Keeps the recall index after this store's write, which changed the database from state
     /// `before` (read under the write lock) to the next: the index of `before`, with `change`
-    /// made, is the index of the new state; without it, the index is written anew from the
-    /// database.
-    fn index_after_write(&self, before: Option<DbVersion>, change: impl FnOnce(&mut index::Index)) {
+    /// made, is the index of the new state, unless `change` says it is not exact; otherwise the
+    /// index is written anew from the database.
+    fn index_after_write(
+        &self,
+        before: Option<DbVersion>,
+        change: impl FnOnce(&mut index::Index) -> bool,
+    ) {
         let Some(dir) = &self.dir else { return };
+        let bytes = index::read(dir.path());
+        let view = bytes.as_deref().and_then(index::View::new);
         if let Some(before) = before
-            && let Some(mut index) = index::read(dir.path())
-                .and_then(|bytes| index::Index::decode(&bytes))
-                .filter(|index| index.version == before)
+            && let Some(view) = view.filter(|view| view.version == before)
+            && let Some(mut index) = index::Index::decode(&view)
+            && change(&mut index)
         {
-            change(&mut index);
             // A commit that changes the file counts one.
             index.version.counter = before.counter.wrapping_add(1);
             // An index not written is written by the next recall, from the database.
@@ -881,9 +892,13 @@ impl Store {
         }
         {
             let mut memories = tx.prepare(
-                "SELECT id, namespace, text, confidence, created FROM memories ORDER BY id",
+                "SELECT id, namespace, text, confidence, created, session FROM memories ORDER BY id",
             )?;
-            index.memories = memories.query_map([], memory_row)?.collect::<Result<_, _>>()?;
+            let rows = memories.query_map([], |row| {
+                let session = index::session_hash(row.get_ref(5)?.as_str()?);
+                Ok((memory_row(row)?, session))
+            })?;
+            index.memories = rows.collect::<Result<_, _>>()?;
         }
         tx.commit()?;
         Ok(Some(index))
@@ -1222,20 +1237,33 @@ mod tests {
         // A memory stored twice changes nothing: the index stays current.
         store.remember_all("s", &varied(5, 6)).unwrap();
         assert!(indexed(&dir, &recall(&["order"])).is_some());
-        // Forgetting the rare ones (fewer than a term's kept postings share them).
+        // Forgetting the rare ones (fewer than a term's kept postings share them), then common
+        // ones (the index lacks the older postings the database has: it is written anew).
         let zebras: Vec<i64> = (0..700).filter(|i| i % 97 == 0).map(|i| i + 1).collect();
-        assert_eq!(store.forget(&zebras).unwrap(), zebras.len());
-        for query in queries() {
-            let found = indexed(&dir, &query).expect("forgetting updates it");
-            assert_eq!(found, store.search(&query).unwrap(), "{:?} after forgetting", query.terms);
+        let notes: Vec<i64> = (600..700).collect();
+        // (Memory 681, note 680, is a zebra: gone with them.)
+        for (forgotten, gone) in [(zebras, 8), (notes, 99)] {
+            assert_eq!(store.forget(&forgotten).unwrap(), gone);
+            for query in queries() {
+                let found = indexed(&dir, &query).expect("forgetting updates it");
+                assert_eq!(
+                    found,
+                    store.search(&query).unwrap(),
+                    "{:?} after forgetting",
+                    query.terms
+                );
+            }
         }
         assert_eq!(indexed(&dir, &recall(&["zebra"])), Some(Vec::new()));
+        // A failure logged changes no memory: the index stays current.
+        store.record_failure("s", "Stop", "something").unwrap();
+        assert!(indexed(&dir, &recall(&["order"])).is_some());
         std::fs::remove_dir_all(dir).unwrap();
     }
 
-    /// Another commit (a failure logged) leaves the index stale until recall reads the database
-    /// and writes it anew; an index of another database file (one set aside, a new one
-    /// started) is never read.
+    /// A commit not made by a store leaves the index stale until recall reads the database and
+    /// writes it anew; an index of another database file (one set aside, a new one started) is
+    /// never read, and a new database removes the index there was.
     #[test]
     fn a_stale_index_is_not_read_and_is_written_anew() {
         let dir = temp_dir("index-stale");
@@ -1245,7 +1273,10 @@ mod tests {
         let expected = store.search(&query).unwrap();
         assert_eq!(expected.len(), 1);
         assert_eq!(indexed(&dir, &query).as_ref(), Some(&expected));
-        store.record_failure("s", "Stop", "something").unwrap();
+        Connection::open(database_path(&dir))
+            .unwrap()
+            .execute("INSERT INTO failures VALUES (0, 's', 'Stop', 'by hand')", [])
+            .unwrap();
         assert_eq!(indexed(&dir, &query), None, "a commit since");
         store.refresh_index();
         assert_eq!(indexed(&dir, &query).as_ref(), Some(&expected));
@@ -1255,9 +1286,28 @@ mod tests {
         drop(store);
         std::fs::remove_file(database_path(&dir)).unwrap();
         let mut store = open(&dir).unwrap();
+        assert!(!dir.join("state").join(index::INDEX_NAME).exists(), "removed with it");
         store.remember_all("s", &varied(1000, 1001)).unwrap();
         std::fs::write(dir.join("state").join(index::INDEX_NAME), &index).unwrap();
         assert_eq!(indexed(&dir, &query), None, "another file's index");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The handoff's memories through the index: those the session stored, in the order asked,
+    /// never another session's (an id reused, another database).
+    #[test]
+    fn the_index_gives_a_session_only_its_own_memories() {
+        let dir = temp_dir("index-sessions");
+        let mut store = open(&dir).unwrap();
+        store.remember_all("mine", &varied(0, 3)).unwrap();
+        store.remember_all("theirs", &varied(3, 4)).unwrap();
+        let installation = Installation::User { dir: dir.clone() };
+        let Indexed::Found(found) = memories_indexed(&installation, &[3, 1, 4, 9], "mine") else {
+            panic!("the index is current");
+        };
+        let stored = store.memories(None, 10).unwrap();
+        let by_id = |id| stored.iter().find(|m| m.id == id).cloned().unwrap();
+        assert_eq!(found, [by_id(3), by_id(1)]);
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -1287,6 +1337,34 @@ mod tests {
             assert_eq!(indexed(&dir, &recall(&["order"])), None, "cut at {at}");
         }
         assert!(read > 0, "most single-byte changes leave an index that reads");
+
+        // Many bytes changed at once, the header's checksum made to hold again (its counts too
+        // may be anything then): searched and decoded, never a panic, never a memory not whole.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        #[allow(clippy::cast_possible_truncation, reason = "random bytes and positions")]
+        for _ in 0..2000 {
+            let mut bad = good.clone();
+            for _ in 0..1 + next() % 8 {
+                let at = (next() % bad.len() as u64) as usize;
+                bad[at] = next() as u8;
+            }
+            let sum = hook_engine::artifact::sources::fnv1a(&bad[..56]);
+            bad[56..64].copy_from_slice(&sum.to_le_bytes());
+            let Some(mut view) = index::View::new(&bad) else { continue };
+            for query in queries() {
+                let found = search_in(&mut view, &query).unwrap();
+                assert!(found.iter().all(whole), "{found:?}");
+            }
+            if let Some(index) = index::Index::decode(&view) {
+                assert!(index.memories.iter().all(|(m, _)| whole(m)));
+            }
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -36,6 +36,9 @@ const SLOT_BYTES: usize = 256 * 1024;
 
 const MAGIC: [u8; 4] = *b"hkss";
 const VERSION: u16 = 1;
+
+/// The tag of a record's [`Record::stored`] (after the fields of version 1).
+const TAG_STORED: u8 = 1;
 const HEADER: usize = 32;
 /// How much of a slot the first read takes: a record is usually a few hundred bytes.
 const FIRST_READ: usize = 4096;
@@ -76,7 +79,8 @@ pub struct Locked {
     file: File,
     /// The sequence number of the record read (0 when there was none).
     seq: u64,
-    /// The record as the event found it (a new one when there was none).
+    /// The record as the event found it (a new one when there was none), for the caller to
+    /// take.
     pub record: Record,
     /// Whether the session had no record.
     pub new: bool,
@@ -352,8 +356,10 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     for notice in notices {
         put_str(w, notice);
     }
-    // Last: a record without it was saved before records kept it.
+    // Fields added since version 1 follow, each after a tag of its own: a record without one
+    // was saved before records kept it.
     if let Some(stored) = stored {
+        w.push(TAG_STORED);
         put_u64(w, stored.len() as u64);
         for id in stored {
             put_u64(w, id.cast_unsigned());
@@ -415,21 +421,17 @@ fn decode(bytes: &[u8]) -> Option<Record> {
         n => Some(*Bracket::ALL.get(usize::from(n - 1))?),
     };
     let notices = (0..r.count()?).map(|_| r.string()).collect::<Option<_>>()?;
-    let stored = if r.0.is_empty() {
-        None
-    } else {
-        Some((0..r.count()?).map(|_| r.u64().map(u64::cast_signed)).collect::<Option<_>>()?)
-    };
-    r.0.is_empty().then_some(Record {
-        id,
-        started,
-        updated,
-        state,
-        bracket,
-        handoff,
-        notices,
-        stored,
-    })
+    let mut stored = None;
+    while !r.0.is_empty() {
+        match r.byte()? {
+            TAG_STORED if stored.is_none() => {
+                let ids = (0..r.count()?).map(|_| r.u64().map(u64::cast_signed));
+                stored = Some(ids.collect::<Option<_>>()?);
+            }
+            _ => return None,
+        }
+    }
+    Some(Record { id, started, updated, state, bracket, handoff, notices, stored })
 }
 
 struct Reader<'b>(&'b [u8]);
@@ -550,7 +552,7 @@ mod tests {
         assert!(decode(&bytes[HEADER..]).is_some());
         let dir = temp_dir("flipped");
         let path = dir.join("slot");
-        let older = bytes.len() - 8 * 3;
+        let older = bytes.len() - (1 + 8 * 3);
         for end in HEADER..bytes.len() {
             let decoded = decode(&bytes[HEADER..end]);
             if end == older {
