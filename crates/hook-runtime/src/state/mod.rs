@@ -1350,7 +1350,7 @@ mod tests {
         #[allow(clippy::cast_possible_truncation, reason = "random bytes and positions")]
         for _ in 0..2000 {
             let mut bad = good.clone();
-            for _ in 0..1 + next() % 8 {
+            for _ in 0..=next() % 8 {
                 let at = (next() % bad.len() as u64) as usize;
                 bad[at] = next() as u8;
             }
