@@ -8,6 +8,7 @@
 mod commands;
 mod doctor;
 mod explain;
+mod init;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,6 +17,9 @@ const USAGE: &str = "\
 usage: hookpack <command> [--project DIR | --user]
 
 commands:
+  init                set up hookpack here: hookpack.toml (builtin packs guard and memory),
+                      packs/project.toml (a starter pack with tests), the schemas editors
+                      use, .gitignore; never overwrites a config or pack
   compile [--check]   lint, run the pack tests, and write the compiled rules
                       (--check: write nothing, fail when the compiled rules are stale)
   lint                report every problem in every pack
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
             commands::compile(&commands::layout(args.project.as_deref(), args.user), args.check)
         }
         "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref(), args.user))),
+        "init" => init::init(&commands::layout(args.project.as_deref(), args.user), args.user),
         "doctor" => {
             doctor::doctor(&commands::layout(args.project.as_deref(), args.user), args.json)
         }

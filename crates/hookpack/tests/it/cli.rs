@@ -737,3 +737,58 @@ context = "Keep every decision the user stated, word for word."
     );
     assert_eq!(stderr, "");
 }
+
+/// `hookpack init` sets up a folder that lints, tests and compiles clean, whose `#:schema` lines
+/// resolve to the schemas of this build, and whose hooks answer from the starter pack; it never
+/// writes over a folder set up already, and keeps the lines a `.gitignore` has.
+#[test]
+fn init_sets_up_a_folder_ready_to_compile() {
+    let dir = project("init", &[(".claude/hookpack/.gitignore", "state/\n*.bak")]);
+    let out = hookpack(&dir, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("hookpack compile"), "{stdout}");
+    let folder = dir.join(".claude/hookpack");
+    for file in ["hookpack.toml", "packs/project.toml"] {
+        let path = folder.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let schema = text.lines().next().unwrap().strip_prefix("#:schema ").unwrap();
+        let resolved = path.parent().unwrap().join(schema);
+        let name = resolved.file_name().unwrap().to_owned();
+        let shipped =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas").join(name);
+        assert_eq!(std::fs::read(&resolved).unwrap(), std::fs::read(shipped).unwrap(), "{file}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(folder.join(".gitignore")).unwrap(),
+        "state/\n*.bak\ncompiled/\nlocal/\nhookpack.local.toml\n"
+    );
+    for command in ["lint", "test", "compile"] {
+        let out = hookpack(&dir, &[command]);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stderr), "", "{command}");
+    }
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+        "transcript_path": "/t", "cwd": "/p", "prompt": "cut the release"});
+    let (status, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
+    assert_eq!(status, ExitStatus::Proceed);
+    assert!(stdout.contains("CHANGELOG.md"), "{stdout}");
+    let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("rm -rf ~"));
+    assert!(stdout.contains("\"deny\""), "the builtin guard is on: {stdout}");
+
+    // Set up already: nothing written, exit 1.
+    std::fs::write(folder.join("packs/project.toml"), "# mine").unwrap();
+    let before = std::fs::read(folder.join("hookpack.toml")).unwrap();
+    let out = hookpack(&dir, &["init"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("hookpack.toml exists"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(folder.join("hookpack.toml")).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(folder.join("packs/project.toml")).unwrap(), "# mine");
+
+    // The user's own folder.
+    let out = hookpack(&dir, &["init", "--user"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(dir.join(".no-user-config/hookpack/packs/project.toml").is_file());
+    let out = hookpack(&dir, &["test", "--user"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -1,0 +1,183 @@
+//! `hookpack init`: a project's (or the user's) hookpack folder, ready to compile: the config
+//! with a default set of builtin packs, a starter pack with tests, the JSON Schemas the
+//! `#:schema` lines of both point at (so that editors complete and check them), and a
+//! `.gitignore` for what hookpack writes and the user keeps to themselves.
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use hook_engine::layout;
+use rules_compiler::Layout;
+
+/// The config `init` writes.
+const CONFIG: &str = r#"#:schema ./schemas/config.schema.json
+# hookpack's settings for this folder; `hookpack compile` turns them and the packs in packs/
+# into the rules the hooks answer from.
+#
+# Builtin packs (rules/README.md in hookpack's repository says what each does):
+#   guard     destructive commands denied or asked (filesystem, git, databases), each with
+#             what to do instead; opt-in families: "guard-containers", "guard-kubernetes",
+#             "guard-infrastructure", "guard-cloud", "guard-rest", "guard-publishing"
+#   memory    [decision] / [remember] markers kept, recalled by the files and prompts they
+#             bear on, and a handoff across compactions; <private>…</private> never kept
+#   workflow  a Stop blocked once while source edits have not been tested
+#   context   a layered context engine: a constitution, agents (@dev, @qa), workflows (*tdd)
+builtin = ["guard", "memory"]
+
+# How full the context window may get before the budget of injected context shrinks:
+# [brackets]
+# fresh = 60
+# moderate = 40
+# depleted = 25
+"#;
+
+/// The starter pack `init` writes.
+const STARTER: &str = r#"#:schema ../schemas/rule-pack.schema.json
+# This project's own rules. `hookpack lint` checks them, `hookpack test` runs the [[test]]
+# cases below, `hookpack explain payload.json` says why a rule fired or did not, and
+# `hookpack compile` writes what the hooks read. The pack language: docs/reference.md in
+# hookpack's repository.
+
+[pack]
+name = "project"
+
+# Context given to the model when a prompt is about releasing.
+[[rule]]
+id = "release-steps"
+on = "UserPromptSubmit"
+keywords = ["release", "changelog"]
+context = "Releasing: update CHANGELOG.md and the version in the same commit, then tag it."
+
+# Context given before a tool writes a migration: paths are globs from the project's root.
+[[rule]]
+id = "migrations"
+on = "PreToolUse"
+tool = "Write|Edit"
+paths = ["**/migrations/**"]
+context = "Migrations: never change one that has been applied; add a new one instead."
+
+[[test]]
+name = "a prompt about the release gets the steps"
+event = { hook_event_name = "UserPromptSubmit", prompt = "prepare the release" }
+expect = { rules = ["project/release-steps"], context_contains = "CHANGELOG.md" }
+
+[[test]]
+name = "other prompts do not"
+event = { hook_event_name = "UserPromptSubmit", prompt = "fix the login bug" }
+expect = { rules = [] }
+
+[[test]]
+name = "writing a migration gets the note"
+event = { hook_event_name = "PreToolUse", tool_name = "Write", tool_input = { file_path = "db/migrations/0003_users.sql", content = "" } }
+expect = { decision = "none", rules = ["project/migrations"], context_contains = "add a new one" }
+
+[[test]]
+name = "writing other files does not"
+event = { hook_event_name = "PreToolUse", tool_name = "Edit", tool_input = { file_path = "src/migrate.rs", old_string = "a", new_string = "b" } }
+expect = { rules = [] }
+"#;
+
+/// The starter pack's file name under `packs/`.
+const STARTER_FILE: &str = "project.toml";
+
+/// What hookpack writes or the user keeps local: never committed.
+const IGNORED: [&str; 4] = ["compiled/", "state/", "local/", "hookpack.local.toml"];
+
+/// The schemas, as this build of hookpack reads packs and configs.
+const SCHEMAS: [(&str, &str); 2] = [
+    ("config.schema.json", include_str!("../../../schemas/config.schema.json")),
+    ("rule-pack.schema.json", include_str!("../../../schemas/rule-pack.schema.json")),
+];
+
+/// Writes a new hookpack folder for the project (or, with `user`, the user's own): refuses,
+/// writing nothing, where a config or the starter pack is already there.
+///
+/// # Errors
+///
+/// When there is no folder to write to (no project, no user folder), one is set up already, or
+/// a file cannot be written.
+pub(crate) fn init(layout: &Layout, user: bool) -> anyhow::Result<bool> {
+    let dir = if user {
+        layout.user.clone().context("no user folder: neither XDG_CONFIG_HOME nor HOME is set")?
+    } else {
+        layout.project.as_ref().context("no project folder")?.join(layout::PROJECT_SUBDIR)
+    };
+    let config = dir.join(layout::CONFIG_FILE);
+    let starter = dir.join(layout::PACKS_DIR).join(STARTER_FILE);
+    for existing in [&config, &starter] {
+        if std::fs::symlink_metadata(existing).is_ok() {
+            bail!(
+                "{} exists: hookpack is set up here already; nothing written",
+                existing.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(dir.join(layout::PACKS_DIR))
+        .with_context(|| format!("creating {}", dir.join(layout::PACKS_DIR).display()))?;
+    std::fs::create_dir_all(dir.join("schemas"))
+        .with_context(|| format!("creating {}", dir.join("schemas").display()))?;
+    write_new(&config, CONFIG)?;
+    write_new(&starter, STARTER)?;
+    // The schemas are this build's: written anew, so that they match the hookpack that reads.
+    for (name, schema) in SCHEMAS {
+        let path = dir.join("schemas").join(name);
+        std::fs::write(&path, schema).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let ignore = dir.join(".gitignore");
+    let added = ignore_lines(&ignore)?;
+
+    println!("hookpack is set up in {}:", dir.display());
+    println!("  {}  the builtin packs on: guard, memory", layout::CONFIG_FILE);
+    println!("  {}/{STARTER_FILE}  a starter pack with its tests", layout::PACKS_DIR);
+    println!("  schemas/  what editors complete and check the two files with (#:schema)");
+    if !added.is_empty() {
+        println!("  .gitignore  {}", added.join(", "));
+    }
+    let scope = if user { " --user" } else { "" };
+    println!("\nnext:");
+    println!("  hookpack test{scope}      run the packs' tests");
+    println!("  hookpack compile{scope}   write the rules the hooks answer from");
+    println!("  then wire the hooks into Claude Code's settings (README: \"Set up a project\")");
+    Ok(true)
+}
+
+/// Writes `text` to a new file at `path`: never over anything there (a link included).
+fn write_new(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    file.write_all(text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Adds to the `.gitignore` at `path` the lines of [`IGNORED`] it lacks; the lines added.
+fn ignore_lines(path: &PathBuf) -> anyhow::Result<Vec<&'static str>> {
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+    };
+    let has = |line: &str| existing.lines().any(|l| l.trim() == line);
+    let missing: Vec<&str> = IGNORED.into_iter().filter(|line| !has(line)).collect();
+    if missing.is_empty() {
+        return Ok(missing);
+    }
+    let mut text = existing.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if existing.is_empty() {
+        text.push_str(
+            "# Written by hookpack: what it keeps per machine, and your local settings.\n",
+        );
+    }
+    for line in &missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    Ok(missing)
+}
