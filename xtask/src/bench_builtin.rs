@@ -108,6 +108,10 @@ pub(crate) fn run(
         );
     }
 
+    if let Some(shipped) = shipped {
+        multicall(shipped, &floor, &project, &scratch, &cases, runs)?;
+    }
+
     // The bracket from a 50 MB transcript, against no transcript at all.
     let transcript = scratch.join("transcript-50mb.jsonl");
     let size = write_transcript(&transcript, 50 << 20)?;
@@ -127,6 +131,41 @@ pub(crate) fn run(
         ms(with_time.saturating_sub(without_time).max(Duration::ZERO))
     );
     Ok(failures)
+}
+
+/// What `cargo xtask install` installs: one binary for every event (`hookpack-hook`), linked
+/// under each event's name, against each event's own binary, both shipped.
+fn multicall(
+    shipped: &Linking,
+    floor: &Path,
+    project: &Path,
+    scratch: &Path,
+    cases: &[(EventKind, PathBuf)],
+    runs: usize,
+) -> anyhow::Result<()> {
+    let links = scratch.join("multicall");
+    std::fs::create_dir_all(&links)?;
+    let one = shipped.bin_dir.join(crate::codegen::MULTICALL);
+    println!("\none binary for every event (hookpack-hook, shipped), against each event's own");
+    let measured = [EventKind::UserPromptSubmit, EventKind::PreToolUse, EventKind::Stop];
+    for (kind, payload) in cases.iter().filter(|(kind, _)| measured.contains(kind)) {
+        let own = shipped.bin_dir.join(kind.binary_name());
+        let link = links.join(kind.binary_name());
+        let _ = std::fs::remove_file(&link);
+        std::fs::hard_link(&one, &link).or_else(|_| std::fs::copy(&one, &link).map(drop))?;
+        let [one_time, own_time, floor_time] =
+            measure(&[(&link, project), (&own, project), (floor, project)], payload, runs)?;
+        println!(
+            "{:<40} one {} ({:.3}x the floor), own {} ({:.3}x): {:.3}",
+            kind.binary_name(),
+            ms(one_time),
+            ratio(one_time, floor_time),
+            ms(own_time),
+            ratio(own_time, floor_time),
+            ratio(one_time, own_time)
+        );
+    }
+    Ok(())
 }
 
 /// One payload's medians: the dynamic hook, the shipped hook, the dynamic floor.

@@ -7,6 +7,8 @@
 //! - `tidy`: house rules no compiler checks (also run by `cargo test`);
 //! - `link-order`: the list of functions the hooks run, laid side by side at link time;
 //! - `dist`: release binaries, statically linked where the host allows, in `target/dist/bin`;
+//! - `install [--root DIR]`: the `hookpack` command and the hooks (one binary, linked under every
+//!   event's name) and the schemas, installed for a user (default `~/.local`);
 //! - `fuzz [TARGET] [--seconds N] [--jobs N]`: libFuzzer on stable, each target (or one) for N seconds;
 //! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code;
 //! - `guard-corpus [--builtin PACKS] [--misses]`: the guards' recall and precision on
@@ -44,6 +46,9 @@ commands:
   link-order          list the functions the hook binaries run (valgrind), which their link lays
                       side by side: crates/hook-bins/link-order.txt
   dist                build the hook binaries for release (static where possible) into target/dist/bin
+  install [--root DIR]
+                      build and install hookpack for this user (default ~/.local): bin/hookpack,
+                      bin/hookpack-hook linked as every bin/hookpack-<event>, share/hookpack/schemas
   fuzz [TARGET] [--seconds N] [--jobs N]
                       build the libFuzzer targets (fuzz/) and run each (payload, pack, artifact,
                       memory, shell), or TARGET, for N seconds (default 60), in N processes at
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         ["compile-rules", "--check"] => compile_rules::run(workspace::Mode::Check),
         ["demo"] => demo::run(),
         ["dist"] => release::dist(),
+        ["install", rest @ ..] => release::install(rest),
         ["link-order"] => link_order::run(),
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["e2e", rest @ ..] => e2e::run(rest),

@@ -6,7 +6,7 @@
 //! 0.89x the dynamic start-up on the 2-core CI machine, see ARCHITECTURE.md), so `dist` ships
 //! static binaries where the host allows it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, ensure};
@@ -106,4 +106,171 @@ pub(crate) fn dist() -> anyhow::Result<()> {
         dest.display()
     );
     Ok(())
+}
+
+/// Where `cargo xtask install` puts hookpack unless told (`--root`): `~/.local`, whose `bin` is
+/// on most users' `PATH`.
+fn default_root() -> anyhow::Result<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).context("HOME is not set")?;
+    Ok(PathBuf::from(home).join(".local"))
+}
+
+const INSTALL_USAGE: &str = "usage: cargo xtask install [--root DIR]   (default: ~/.local)";
+
+/// `cargo xtask install [--root DIR]`: builds the hooks as they ship (one binary for every
+/// event, `hookpack-hook`, statically linked where the host allows) and the `hookpack` command,
+/// and installs them under `DIR` ([`install_into`]).
+pub(crate) fn install(args: &[&str]) -> anyhow::Result<()> {
+    let root = match args {
+        [] => default_root()?,
+        ["--root", dir] => PathBuf::from(dir),
+        _ => anyhow::bail!("{INSTALL_USAGE}"),
+    };
+    let root = std::path::absolute(&root)?;
+    let hooks = build_multicall()?;
+    let cli = build_cli()?;
+    let installed = install_into(&root, &hooks, &cli)?;
+    println!(
+        "installed in {}: hookpack, hookpack-hook and {} hook names linked to it, the schemas \
+         in {}; {}.{} MB in all",
+        root.display(),
+        EventKind::ALL.len(),
+        root.join(SCHEMAS_DEST).display(),
+        installed / 1_000_000,
+        installed / 100_000 % 10
+    );
+    let bin = root.join("bin");
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir == bin));
+    if !on_path {
+        println!("{} is not on PATH: add it, or name the hooks by their full paths", bin.display());
+    }
+    println!("next: `hookpack init` in a project (README: \"Set up a project\")");
+    Ok(())
+}
+
+/// The one binary for every event, built as the hooks ship (`hooks` profile, static where the
+/// host allows).
+fn build_multicall() -> anyhow::Result<PathBuf> {
+    let bin = crate::codegen::MULTICALL;
+    let host = host_triple()?;
+    let mut build = cargo();
+    build.args(["build", "--profile", "hooks", "--quiet", "--package", "hook-bins", "--bin", bin]);
+    let dir = if host.ends_with("-linux-gnu") {
+        build
+            .args(["--target", &host])
+            .env("RUSTFLAGS", "-C target-feature=+crt-static -C relocation-model=static");
+        target_dir().join(&host).join("hooks")
+    } else {
+        target_dir().join("hooks")
+    };
+    println!("building {bin}: hooks profile");
+    ensure!(build.status()?.success(), "cargo build --bin {bin} failed");
+    Ok(dir.join(bin))
+}
+
+/// The `hookpack` command as installed: the `cli` profile (fat LTO, optimized for size).
+fn build_cli() -> anyhow::Result<PathBuf> {
+    println!("building hookpack: cli profile");
+    let status =
+        cargo().args(["build", "--profile", "cli", "--quiet", "--package", "hookpack"]).status()?;
+    ensure!(status.success(), "cargo build --package hookpack failed");
+    Ok(target_dir().join("cli").join("hookpack"))
+}
+
+/// Where the schemas go under the root.
+const SCHEMAS_DEST: &str = "share/hookpack/schemas";
+
+/// Installs `cli` as `<root>/bin/hookpack`, `hooks` as `<root>/bin/hookpack-hook` and, hard
+/// linked to it, `<root>/bin/hookpack-<event>` for every event, and the pack and config schemas
+/// in `<root>/share/hookpack/schemas/`. Every file is replaced by renaming, never written in
+/// place: a hook running from the old one goes on undisturbed. Returns the bytes installed
+/// (each file once, however many names it has).
+pub(crate) fn install_into(root: &Path, hooks: &Path, cli: &Path) -> anyhow::Result<u64> {
+    let bin = root.join("bin");
+    let schemas = root.join(SCHEMAS_DEST);
+    for dir in [&bin, &schemas] {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let multicall = bin.join(crate::codegen::MULTICALL);
+    let mut bytes = 0;
+    for (from, to) in [(cli, bin.join("hookpack")), (hooks, multicall.clone())] {
+        let staged = staged_name(&to);
+        std::fs::copy(from, &staged).with_context(|| format!("copying {}", from.display()))?;
+        let _ = Command::new("strip").arg(&staged).stderr(std::process::Stdio::null()).status();
+        std::fs::rename(&staged, &to).with_context(|| format!("installing {}", to.display()))?;
+        bytes += std::fs::metadata(&to)?.len();
+    }
+    for &kind in EventKind::ALL {
+        let to = bin.join(kind.binary_name());
+        let staged = staged_name(&to);
+        let _ = std::fs::remove_file(&staged);
+        std::fs::hard_link(&multicall, &staged)
+            .with_context(|| format!("linking {}", staged.display()))?;
+        std::fs::rename(&staged, &to).with_context(|| format!("installing {}", to.display()))?;
+    }
+    for name in ["config.schema.json", "rule-pack.schema.json"] {
+        let to = schemas.join(name);
+        std::fs::copy(root_schemas().join(name), &to)
+            .with_context(|| format!("installing {}", to.display()))?;
+        bytes += std::fs::metadata(&to)?.len();
+    }
+    Ok(bytes)
+}
+
+fn staged_name(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.new"))
+}
+
+fn root_schemas() -> PathBuf {
+    root().join("schemas")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt as _;
+
+    use super::*;
+
+    /// Every event's name is a hard link to the one hook binary; installing again replaces
+    /// the files (new ones, same bytes) and keeps every name.
+    #[test]
+    fn install_links_every_event_to_one_binary() {
+        let dir = std::env::temp_dir().join(format!("hookpack-install-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (hooks, cli) = (dir.join("built-hook"), dir.join("built-cli"));
+        std::fs::write(&hooks, b"the hooks").unwrap();
+        std::fs::write(&cli, b"the command").unwrap();
+        let root = dir.join("root");
+        for round in 0..2 {
+            let bytes = install_into(&root, &hooks, &cli).unwrap();
+            let bin = root.join("bin");
+            let multicall = std::fs::metadata(bin.join("hookpack-hook")).unwrap();
+            assert_eq!(multicall.nlink(), 1 + EventKind::ALL.len() as u64, "round {round}");
+            for &kind in EventKind::ALL {
+                let hook = std::fs::metadata(bin.join(kind.binary_name())).unwrap();
+                assert_eq!(hook.ino(), multicall.ino(), "{kind}");
+            }
+            assert_eq!(std::fs::read(bin.join("hookpack")).unwrap(), b"the command");
+            let schema = root.join(SCHEMAS_DEST).join("rule-pack.schema.json");
+            assert_eq!(
+                std::fs::read(&schema).unwrap(),
+                std::fs::read(root_schemas().join("rule-pack.schema.json")).unwrap()
+            );
+            let schemas: u64 = ["config.schema.json", "rule-pack.schema.json"]
+                .iter()
+                .map(|n| std::fs::metadata(root_schemas().join(n)).unwrap().len())
+                .sum();
+            assert_eq!(bytes, 9 + 11 + schemas, "each file counted once");
+        }
+        let left: Vec<_> = std::fs::read_dir(root.join("bin"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

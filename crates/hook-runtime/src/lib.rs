@@ -70,12 +70,95 @@ macro_rules! hook_main {
         #[allow(unsafe_code, reason = "the process's C entry point, called once by libc")]
         #[unsafe(no_mangle)]
         extern "C" fn main(
-            _argc: ::std::ffi::c_int,
-            _argv: *const *const ::std::ffi::c_char,
+            argc: ::std::ffi::c_int,
+            argv: *const *const ::std::ffi::c_char,
         ) -> ::std::ffi::c_int {
-            $crate::start($kind)
+            // SAFETY: libc's `argc` and `argv`, as it passes them to `main`.
+            let args = unsafe { $crate::Args::new(argc, argv) };
+            $crate::start_with(Some($kind), &args)
         }
     };
+}
+
+/// Defines the C `main` of `hookpack-hook`, one binary for every event, installed under each
+/// event's name (`hookpack-pre-tool-use`, … as hard links): the event is the name it was run by.
+#[macro_export]
+macro_rules! multicall_main {
+    () => {
+        #[allow(unsafe_code, reason = "the process's C entry point, called once by libc")]
+        #[unsafe(no_mangle)]
+        extern "C" fn main(
+            argc: ::std::ffi::c_int,
+            argv: *const *const ::std::ffi::c_char,
+        ) -> ::std::ffi::c_int {
+            // SAFETY: libc's `argc` and `argv`, as it passes them to `main`.
+            let args = unsafe { $crate::Args::new(argc, argv) };
+            $crate::start_with(args.event(), &args)
+        }
+    };
+}
+
+/// A hook's command line, as libc gives it to `main`: the name it was run by, and whether
+/// it was asked for its version (the one argument a hook takes).
+#[derive(Debug)]
+pub struct Args {
+    name: &'static [u8],
+    version: bool,
+}
+
+impl Args {
+    /// Reads `argv[0]` and `argv[1]`.
+    ///
+    /// # Safety
+    ///
+    /// `argv` holds `argc` pointers to NUL-terminated strings that live as long as the process,
+    /// as libc passes them to `main`.
+    #[allow(unsafe_code, reason = "reading libc's argv")]
+    pub unsafe fn new(count: std::ffi::c_int, strings: *const *const std::ffi::c_char) -> Args {
+        let arg = |i: isize| {
+            // SAFETY: `i < count`, and each of the first `count` pointers is a C string.
+            (i < isize::try_from(count).unwrap_or(0))
+                .then(|| unsafe { std::ffi::CStr::from_ptr(*strings.offset(i)) }.to_bytes())
+        };
+        Args { name: arg(0).unwrap_or_default(), version: arg(1) == Some(b"--version".as_slice()) }
+    }
+
+    /// The event of the name it was run by (`…/hookpack-pre-tool-use`: `PreToolUse`).
+    pub fn event(&self) -> Option<EventKind> {
+        let name = self.name.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        let kebab = std::str::from_utf8(name.strip_prefix(b"hookpack-")?).ok()?;
+        EventKind::from_kebab(kebab)
+    }
+}
+
+/// What a hook answers to `--version`: the release, and the build (the fingerprint compiled
+/// artifacts record of the compiler that wrote them).
+pub fn version() -> String {
+    format!(
+        "hookpack {} (build {:016x})",
+        env!("CARGO_PKG_VERSION"),
+        hook_engine::artifact::sources::hookpack_fingerprint()
+    )
+}
+
+/// [`start`] for a command line: `--version` prints [`version`]; a name that is no event's
+/// (`hookpack-hook` run as itself) says how it is meant to be run, and exits 2.
+pub fn start_with(kind: Option<EventKind>, args: &Args) -> std::ffi::c_int {
+    if args.version {
+        let _ = writeln!(std::io::stdout(), "{}", version());
+        return 0;
+    }
+    match kind {
+        Some(kind) => start(kind),
+        None => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "hookpack-hook answers the event it is named after: install it as \
+                 hookpack-<event> (cargo xtask install), e.g. hookpack-pre-tool-use"
+            );
+            2
+        }
+    }
 }
 
 /// The body of every `hookpack-<event>` binary ([`hook_main!`]); returns its exit code.

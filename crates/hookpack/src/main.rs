@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "\
 usage: hookpack <command> [--project DIR | --user]
+       hookpack --version
 
 commands:
   init                set up hookpack here: hookpack.toml (builtin packs guard and memory),
@@ -84,6 +85,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 parsed.project = Some(arg.trim_start_matches("--project=").into());
             }
             "-h" | "--help" | "help" if parsed.command.is_empty() => parsed.command = "help".into(),
+            "-V" | "--version" if parsed.command.is_empty() => parsed.command = "version".into(),
             "--namespace" if parsed.command == "memory" => {
                 parsed.namespace = Some(rest.next().ok_or("--namespace needs a name")?.clone());
             }
@@ -156,6 +158,10 @@ fn main() -> ExitCode {
         ),
         "help" => {
             print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        "version" => {
+            println!("{}", hook_runtime::version());
             return ExitCode::SUCCESS;
         }
         "" => {

@@ -99,9 +99,46 @@ fn one_binary_per_event() {
         .unwrap()
         .map(|entry| entry.unwrap().path().file_stem().unwrap().to_str().unwrap().to_owned())
         .collect();
-    let expected: BTreeSet<String> =
+    let mut expected: BTreeSet<String> =
         EventKind::ALL.iter().map(|kind| kind.binary_name().to_owned()).collect();
+    expected.insert("hookpack-hook".to_owned());
     assert_eq!(found, expected);
+}
+
+/// `hookpack-hook`, linked under an event's name (as `cargo xtask install` links it), is that
+/// event's hook: every smoke test holds of it too. Run as itself it says how it is meant to be
+/// run; every binary answers `--version` alike.
+#[test]
+fn the_one_binary_answers_as_every_event() {
+    let multicall = env!("CARGO_BIN_EXE_hookpack-hook");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("multicall");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for &kind in EventKind::ALL {
+        let link = dir.join(kind.binary_name());
+        if std::fs::hard_link(multicall, &link).is_err() {
+            std::fs::copy(multicall, &link).unwrap();
+        }
+        smoke(link.to_str().unwrap(), kind);
+    }
+
+    let itself = spawn(multicall, Stdio::null(), &workspace_root().join("crates"));
+    assert_eq!(itself.status.code(), Some(2));
+    assert!(itself.stdout.is_empty());
+    let said = String::from_utf8(itself.stderr).unwrap();
+    assert!(said.contains("install it as hookpack-<event>"), "{said}");
+
+    let version = |binary: &str| {
+        let out = Command::new(binary).arg("--version").stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{binary}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let expected = format!("{}\n", hook_runtime::version());
+    assert!(expected.starts_with("hookpack "), "{expected}");
+    for binary in [multicall, env!("CARGO_BIN_EXE_hookpack-pre-tool-use")] {
+        assert_eq!(version(binary), expected, "{binary}");
+    }
+    assert_eq!(version(dir.join("hookpack-stop").to_str().unwrap()), expected);
 }
 
 /// What a hook does of Rust's start-up itself (`hook_runtime::start`): a reader that has gone

@@ -792,3 +792,14 @@ fn init_sets_up_a_folder_ready_to_compile() {
     let out = hookpack(&dir, &["test", "--user"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// `hookpack --version` names the release and the build, as every hook does.
+#[test]
+fn the_command_says_its_version_as_the_hooks_do() {
+    let dir = project("version", &[]);
+    for flag in ["--version", "-V"] {
+        let out = hookpack(&dir, &[flag]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(text(&out.stdout), format!("{}\n", hook_runtime::version()));
+    }
+}
