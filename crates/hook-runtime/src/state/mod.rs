@@ -144,6 +144,9 @@ CREATE TABLE IF NOT EXISTS term_counts (
 ) WITHOUT ROWID;
 ";
 
+/// The largest recall index a logged failure names after the new state (rewriting it whole).
+const RENAMED_INDEX_BYTES: usize = 1 << 20;
+
 /// The most failures kept in the log.
 const MAX_FAILURES_KEPT: i64 = 200;
 
@@ -355,8 +358,13 @@ impl Store {
         drop(pin);
         self.conn.busy_handler(Some(wait_for_lock))?;
         recorded?;
-        // The memories did not change: the index is named after the new state.
-        self.index_after_write(before, |_| true);
+        // The memories did not change: a small index is named after the new state. A large one
+        // is left for the next recall to write anew: every hook of a failing setup logs a
+        // failure, and each would rewrite it.
+        let Some(dir) = &self.dir else { return Ok(()) };
+        if index::read(dir.path()).is_some_and(|bytes| bytes.len() <= RENAMED_INDEX_BYTES) {
+            self.index_after_write(before, |_| true);
+        }
         Ok(())
     }
 
