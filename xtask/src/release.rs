@@ -194,28 +194,51 @@ pub(crate) fn install_into(root: &Path, hooks: &Path, cli: &Path) -> anyhow::Res
     }
     let multicall = bin.join(crate::codegen::MULTICALL);
     let mut bytes = 0;
-    for (from, to) in [(cli, bin.join("hookpack")), (hooks, multicall.clone())] {
-        let staged = staged_name(&to);
-        std::fs::copy(from, &staged).with_context(|| format!("copying {}", from.display()))?;
-        let _ = Command::new("strip").arg(&staged).stderr(std::process::Stdio::null()).status();
-        std::fs::rename(&staged, &to).with_context(|| format!("installing {}", to.display()))?;
+    let copied = [
+        (cli.to_path_buf(), bin.join("hookpack"), true),
+        (hooks.to_path_buf(), multicall.clone(), true),
+        (root_schemas().join("config.schema.json"), schemas.join("config.schema.json"), false),
+        (
+            root_schemas().join("rule-pack.schema.json"),
+            schemas.join("rule-pack.schema.json"),
+            false,
+        ),
+    ];
+    for (from, to, strip) in copied {
+        replace(&to, |staged| {
+            std::fs::copy(&from, staged).with_context(|| format!("copying {}", from.display()))?;
+            if strip {
+                let _ =
+                    Command::new("strip").arg(staged).stderr(std::process::Stdio::null()).status();
+            }
+            Ok(())
+        })?;
         bytes += std::fs::metadata(&to)?.len();
     }
     for &kind in EventKind::ALL {
-        let to = bin.join(kind.binary_name());
-        let staged = staged_name(&to);
-        let _ = std::fs::remove_file(&staged);
-        std::fs::hard_link(&multicall, &staged)
-            .with_context(|| format!("linking {}", staged.display()))?;
-        std::fs::rename(&staged, &to).with_context(|| format!("installing {}", to.display()))?;
-    }
-    for name in ["config.schema.json", "rule-pack.schema.json"] {
-        let to = schemas.join(name);
-        std::fs::copy(root_schemas().join(name), &to)
-            .with_context(|| format!("installing {}", to.display()))?;
-        bytes += std::fs::metadata(&to)?.len();
+        // A hard link where the file system has them, else a symbolic one: the hook goes by the
+        // name it is run by either way.
+        replace(&bin.join(kind.binary_name()), |staged| {
+            std::fs::hard_link(&multicall, staged)
+                .or_else(|_| std::os::unix::fs::symlink(crate::codegen::MULTICALL, staged))
+                .with_context(|| format!("linking {}", staged.display()))
+        })?;
     }
     Ok(bytes)
+}
+
+/// Makes `to` anew: `make` writes a staged file beside it, which is renamed over it (a running
+/// program keeps the old one); the staged file is removed when anything fails.
+fn replace(to: &Path, make: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let staged = staged_name(to);
+    let _ = std::fs::remove_file(&staged);
+    let done = make(&staged).and_then(|()| {
+        std::fs::rename(&staged, to).with_context(|| format!("installing {}", to.display()))
+    });
+    if done.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    done
 }
 
 fn staged_name(path: &Path) -> PathBuf {

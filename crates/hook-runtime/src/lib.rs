@@ -98,9 +98,11 @@ macro_rules! multicall_main {
     };
 }
 
-/// A hook's command line, as libc gives it to `main`: the name it was run by, and whether
+/// A hook's command line, as libc gives it to `main` (for [`hook_main!`] and
+/// [`multicall_main!`]): the name it was run by, and whether
 /// it was asked for its version (the one argument a hook takes).
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct Args {
     name: &'static [u8],
     version: bool,
@@ -131,20 +133,23 @@ impl Args {
     }
 }
 
-/// What a hook answers to `--version`: the release, and the build (the fingerprint compiled
-/// artifacts record of the compiler that wrote them).
+/// What a hook answers to `--version`: the release, and the fingerprint compiled artifacts
+/// record of the compiler that wrote them (the release and the artifact format).
 pub fn version() -> String {
     format!(
-        "hookpack {} (build {:016x})",
+        "hookpack {} (fingerprint {:016x})",
         env!("CARGO_PKG_VERSION"),
         hook_engine::artifact::sources::hookpack_fingerprint()
     )
 }
 
 /// [`start`] for a command line: `--version` prints [`version`]; a name that is no event's
-/// (`hookpack-hook` run as itself) says how it is meant to be run, and exits 2.
+/// (`hookpack-hook` run as itself) says how it is meant to be run and exits 1, which Claude Code
+/// takes for a non-blocking error (2 would block the tool call or the prompt).
 pub fn start_with(kind: Option<EventKind>, args: &Args) -> std::ffi::c_int {
     if args.version {
+        // A reader that has gone is an error, not a signal.
+        standard_streams();
         let _ = writeln!(std::io::stdout(), "{}", version());
         return 0;
     }
@@ -156,7 +161,7 @@ pub fn start_with(kind: Option<EventKind>, args: &Args) -> std::ffi::c_int {
                 "hookpack-hook answers the event it is named after: install it as \
                  hookpack-<event> (cargo xtask install), e.g. hookpack-pre-tool-use"
             );
-            2
+            1
         }
     }
 }

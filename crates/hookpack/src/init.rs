@@ -3,12 +3,12 @@
 //! `#:schema` lines of both point at (so that editors complete and check them), and a
 //! `.gitignore` for what hookpack writes and the user keeps to themselves.
 
-use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hook_engine::layout;
+use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::Layout;
 
 /// The config `init` writes.
@@ -79,9 +79,6 @@ event = { hook_event_name = "PreToolUse", tool_name = "Edit", tool_input = { fil
 expect = { rules = [] }
 "#;
 
-/// The starter pack's file name under `packs/`.
-const STARTER_FILE: &str = "project.toml";
-
 /// What hookpack writes or the user keeps local: never committed.
 const IGNORED: [&str; 4] = ["compiled/", "state/", "local/", "hookpack.local.toml"];
 
@@ -91,21 +88,48 @@ const SCHEMAS: [(&str, &str); 2] = [
     ("rule-pack.schema.json", include_str!("../../../schemas/rule-pack.schema.json")),
 ];
 
+/// The folder `init` sets up without `--project` or `--user`: the project of
+/// `$CLAUDE_PROJECT_DIR`, else the nearest folder up from here that holds `.claude/hookpack/`,
+/// else the nearest one that holds `.git` (a repository's root, where Claude Code's project
+/// is), else the working folder.
+pub(crate) fn default_project() -> Option<PathBuf> {
+    let env = hook_runtime::Env::from_process();
+    if let Some(dir) = env.project_dir {
+        return Some(dir);
+    }
+    let cwd = std::env::current_dir().ok()?;
+    let up =
+        |marker: &str| cwd.ancestors().find(|d| d.join(marker).exists()).map(Path::to_path_buf);
+    Some(up(layout::PROJECT_SUBDIR).or_else(|| up(".git")).unwrap_or(cwd))
+}
+
 /// Writes a new hookpack folder for the project (or, with `user`, the user's own): refuses,
-/// writing nothing, where a config or the starter pack is already there.
+/// writing nothing, where a config or the starter pack is already there, or the project folder
+/// does not exist. Every folder below the project is checked to be a real one, and every file
+/// is created or replaced without following a link (a cloned repository may plant them).
 ///
 /// # Errors
 ///
-/// When there is no folder to write to (no project, no user folder), one is set up already, or
-/// a file cannot be written.
-pub(crate) fn init(layout: &Layout, user: bool) -> anyhow::Result<bool> {
-    let dir = if user {
-        layout.user.clone().context("no user folder: neither XDG_CONFIG_HOME nor HOME is set")?
+/// When there is no folder to write to, one is set up already, or a file cannot be written.
+pub(crate) fn init(layout: &Layout, user: bool, scope: &str) -> anyhow::Result<bool> {
+    let (confined, pack) = if user {
+        let dir = layout
+            .user
+            .clone()
+            .context("no user folder: neither XDG_CONFIG_HOME nor HOME is set")?;
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        (Confined::new(&dir, Path::new("")), "user")
     } else {
-        layout.project.as_ref().context("no project folder")?.join(layout::PROJECT_SUBDIR)
+        let root = layout.project.as_ref().context("no project folder")?;
+        if !root.is_dir() {
+            bail!("{} is not a folder; nothing written", root.display());
+        }
+        (Confined::new(root, Path::new(layout::PROJECT_SUBDIR)), "project")
     };
+    let dir = confined.path();
+    let starter_file = format!("{pack}.toml");
     let config = dir.join(layout::CONFIG_FILE);
-    let starter = dir.join(layout::PACKS_DIR).join(STARTER_FILE);
+    let starter = dir.join(layout::PACKS_DIR).join(&starter_file);
     for existing in [&config, &starter] {
         if std::fs::symlink_metadata(existing).is_ok() {
             bail!(
@@ -114,28 +138,54 @@ pub(crate) fn init(layout: &Layout, user: bool) -> anyhow::Result<bool> {
             );
         }
     }
-    std::fs::create_dir_all(dir.join(layout::PACKS_DIR))
-        .with_context(|| format!("creating {}", dir.join(layout::PACKS_DIR).display()))?;
-    std::fs::create_dir_all(dir.join("schemas"))
-        .with_context(|| format!("creating {}", dir.join("schemas").display()))?;
-    write_new(&config, CONFIG)?;
-    write_new(&starter, STARTER)?;
+    let top = confined.dir("").with_context(|| format!("checking {}", dir.display()))?;
+    let packs =
+        confined.dir(layout::PACKS_DIR).with_context(|| format!("checking {}", dir.display()))?;
+    let schemas = confined.dir("schemas").with_context(|| format!("checking {}", dir.display()))?;
+    // What the .gitignore lacks, read before anything is written; a problem with it is said,
+    // not fatal.
+    let ignore = ignore_text(&top);
+
+    write_new(&top, layout::CONFIG_FILE, CONFIG)?;
+    write_new(
+        &packs,
+        &starter_file,
+        &STARTER
+            .replace("name = \"project\"", &format!("name = \"{pack}\""))
+            .replace("project/", &format!("{pack}/")),
+    )?;
     // The schemas are this build's: written anew, so that they match the hookpack that reads.
     for (name, schema) in SCHEMAS {
-        let path = dir.join("schemas").join(name);
-        std::fs::write(&path, schema).with_context(|| format!("writing {}", path.display()))?;
+        schemas
+            .replace(name, schema.as_bytes(), false)
+            .with_context(|| format!("writing {}", dir.join("schemas").join(name).display()))?;
     }
-    let ignore = dir.join(".gitignore");
-    let added = ignore_lines(&ignore)?;
+    let added = match ignore {
+        Ok(Some((text, added))) => match top.replace(".gitignore", text.as_bytes(), false) {
+            Ok(()) => added,
+            Err(err) => {
+                eprintln!(
+                    "warning: {}: {err}; add {} yourself",
+                    dir.join(".gitignore").display(),
+                    IGNORED.join(", ")
+                );
+                Vec::new()
+            }
+        },
+        Ok(None) => Vec::new(),
+        Err(err) => {
+            eprintln!("warning: {err}; add {} to it yourself", IGNORED.join(", "));
+            Vec::new()
+        }
+    };
 
     println!("hookpack is set up in {}:", dir.display());
     println!("  {}  the builtin packs on: guard, memory", layout::CONFIG_FILE);
-    println!("  {}/{STARTER_FILE}  a starter pack with its tests", layout::PACKS_DIR);
+    println!("  {}/{starter_file}  a starter pack with its tests", layout::PACKS_DIR);
     println!("  schemas/  what editors complete and check the two files with (#:schema)");
     if !added.is_empty() {
         println!("  .gitignore  {}", added.join(", "));
     }
-    let scope = if user { " --user" } else { "" };
     println!("\nnext:");
     println!("  hookpack test{scope}      run the packs' tests");
     println!("  hookpack compile{scope}   write the rules the hooks answer from");
@@ -143,27 +193,31 @@ pub(crate) fn init(layout: &Layout, user: bool) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// Writes `text` to a new file at `path`: never over anything there (a link included).
-fn write_new(path: &Path, text: &str) -> anyhow::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("creating {}", path.display()))?;
+/// Creates file `name` in `dir` with `text`: never over anything there (a link included).
+fn write_new(dir: &ConfinedDir, name: &str, text: &str) -> anyhow::Result<()> {
+    let path = dir.path().join(name);
+    let mut file = dir.create_new(name).with_context(|| format!("creating {}", path.display()))?;
     file.write_all(text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
-/// Adds to the `.gitignore` at `path` the lines of [`IGNORED`] it lacks; the lines added.
-fn ignore_lines(path: &PathBuf) -> anyhow::Result<Vec<&'static str>> {
-    let existing = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+/// The `.gitignore` of `dir` with the lines of [`IGNORED`] it lacks, and those lines; `None`
+/// when it has them all.
+fn ignore_text(dir: &ConfinedDir) -> anyhow::Result<Option<(String, Vec<&'static str>)>> {
+    let path = dir.path().join(".gitignore");
+    let existing = match std::fs::symlink_metadata(&path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+        Ok(meta) if !meta.is_file() => bail!("{} is not a regular file", path.display()),
+        Ok(_) => {
+            let bytes = hook_engine::bounded::read_regular(&path, 1 << 20)
+                .with_context(|| format!("reading {}", path.display()))?;
+            String::from_utf8(bytes).with_context(|| format!("reading {}", path.display()))?
+        }
     };
     let has = |line: &str| existing.lines().any(|l| l.trim() == line);
     let missing: Vec<&str> = IGNORED.into_iter().filter(|line| !has(line)).collect();
     if missing.is_empty() {
-        return Ok(missing);
+        return Ok(None);
     }
     let mut text = existing.clone();
     if !text.is_empty() && !text.ends_with('\n') {
@@ -178,6 +232,5 @@ fn ignore_lines(path: &PathBuf) -> anyhow::Result<Vec<&'static str>> {
         text.push_str(line);
         text.push('\n');
     }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-    Ok(missing)
+    Ok(Some((text, missing)))
 }

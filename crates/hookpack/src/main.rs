@@ -141,7 +141,16 @@ fn main() -> ExitCode {
             commands::compile(&commands::layout(args.project.as_deref(), args.user), args.check)
         }
         "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref(), args.user))),
-        "init" => init::init(&commands::layout(args.project.as_deref(), args.user), args.user),
+        "init" => {
+            let project =
+                args.project.clone().or_else(|| (!args.user).then(init::default_project).flatten());
+            let scope = match (&args.project, args.user) {
+                (_, true) => " --user".to_owned(),
+                (Some(dir), false) => format!(" --project {}", dir.display()),
+                (None, false) => String::new(),
+            };
+            init::init(&commands::layout(project.as_deref(), args.user), args.user, &scope)
+        }
         "doctor" => {
             doctor::doctor(&commands::layout(args.project.as_deref(), args.user), args.json)
         }

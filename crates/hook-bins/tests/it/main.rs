@@ -123,7 +123,7 @@ fn the_one_binary_answers_as_every_event() {
     }
 
     let itself = spawn(multicall, Stdio::null(), &workspace_root().join("crates"));
-    assert_eq!(itself.status.code(), Some(2));
+    assert_eq!(itself.status.code(), Some(1), "a non-blocking error, never 2");
     assert!(itself.stdout.is_empty());
     let said = String::from_utf8(itself.stderr).unwrap();
     assert!(said.contains("install it as hookpack-<event>"), "{said}");

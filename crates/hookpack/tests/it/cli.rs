@@ -788,9 +788,44 @@ fn init_sets_up_a_folder_ready_to_compile() {
     // The user's own folder.
     let out = hookpack(&dir, &["init", "--user"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(dir.join(".no-user-config/hookpack/packs/project.toml").is_file());
+    assert!(dir.join(".no-user-config/hookpack/packs/user.toml").is_file());
     let out = hookpack(&dir, &["test", "--user"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("test user/writing a migration gets the note ... ok"));
+}
+
+/// What a cloned repository plants is replaced, never written through: a `.gitignore` or a
+/// schema linked elsewhere, a linked `packs` folder (refused). `init` from a subfolder of a
+/// repository sets up its root, and a `--project` that does not exist is refused.
+#[test]
+fn init_writes_through_no_link_and_finds_the_project() {
+    let dir = project("init-hostile", &[("outside.txt", "mine\n"), (".git/HEAD", "ref\n")]);
+    let folder = dir.join(".claude/hookpack");
+    std::fs::create_dir_all(folder.join("schemas")).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside.txt"), folder.join(".gitignore")).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside.txt"), folder.join("schemas/config.schema.json"))
+        .unwrap();
+    std::fs::create_dir_all(dir.join("src/deep")).unwrap();
+    let out = hookpack(&dir.join("src/deep"), &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("outside.txt")).unwrap(), "mine\n");
+    let ignore = std::fs::symlink_metadata(folder.join(".gitignore")).unwrap();
+    assert!(ignore.file_type().is_symlink(), "left alone, and said so");
+    assert!(text(&out.stderr).contains("is not a regular file"), "{}", text(&out.stderr));
+    let schema = std::fs::symlink_metadata(folder.join("schemas/config.schema.json")).unwrap();
+    assert!(schema.is_file(), "the planted schema link replaced");
+    assert!(folder.join("packs/project.toml").is_file(), "set up at the repository's root");
+    assert!(!dir.join("src/deep/.claude").exists());
+
+    let linked = project("init-linked-packs", &[]);
+    std::os::unix::fs::symlink(&dir, linked.join(".claude/hookpack/packs")).unwrap();
+    let out = hookpack(&linked, &["init"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(!linked.join(".claude/hookpack/hookpack.toml").exists(), "nothing written");
+
+    let out = hookpack(&dir, &["init", "--project", "/no/such/folder"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is not a folder"), "{}", text(&out.stderr));
 }
 
 /// `hookpack --version` names the release and the build, as every hook does.
