@@ -61,30 +61,22 @@ use stdin::{StdinError, read_payload};
 /// hook_runtime::hook_main!(hook_model::EventKind::PreToolUse);
 /// ```
 ///
+/// `hook_main!()` defines that of `hookpack-hook`, one binary for every event, installed under
+/// each event's name (`hookpack-pre-tool-use`, … as hard links): the event is the name it was
+/// run by.
+///
 /// A hook runs for a millisecond; Rust's own start-up would take a tenth of it (the main
 /// thread's stack guard reads and parses `/proc/self/maps`, a signal stack is mapped and
 /// unmapped). [`start`] does the part of it a hook needs.
 #[macro_export]
 macro_rules! hook_main {
-    ($kind:expr) => {
-        #[allow(unsafe_code, reason = "the process's C entry point, called once by libc")]
-        #[unsafe(no_mangle)]
-        extern "C" fn main(
-            argc: ::std::ffi::c_int,
-            argv: *const *const ::std::ffi::c_char,
-        ) -> ::std::ffi::c_int {
-            // SAFETY: libc's `argc` and `argv`, as it passes them to `main`.
-            let args = unsafe { $crate::Args::new(argc, argv) };
-            $crate::start_with(Some($kind), &args)
-        }
-    };
-}
-
-/// Defines the C `main` of `hookpack-hook`, one binary for every event, installed under each
-/// event's name (`hookpack-pre-tool-use`, … as hard links): the event is the name it was run by.
-#[macro_export]
-macro_rules! multicall_main {
     () => {
+        $crate::hook_main!(@event |args: &$crate::Args| args.event());
+    };
+    ($kind:expr) => {
+        $crate::hook_main!(@event |_: &$crate::Args| Some($kind));
+    };
+    (@event $event:expr) => {
         #[allow(unsafe_code, reason = "the process's C entry point, called once by libc")]
         #[unsafe(no_mangle)]
         extern "C" fn main(
@@ -93,13 +85,12 @@ macro_rules! multicall_main {
         ) -> ::std::ffi::c_int {
             // SAFETY: libc's `argc` and `argv`, as it passes them to `main`.
             let args = unsafe { $crate::Args::new(argc, argv) };
-            $crate::start_with(args.event(), &args)
+            $crate::start_with(($event)(&args), &args)
         }
     };
 }
 
-/// A hook's command line, as libc gives it to `main` (for [`hook_main!`] and
-/// [`multicall_main!`]): the name it was run by, and whether
+/// A hook's command line, as libc gives it to `main` (for [`hook_main!`]): the name it was run by, and whether
 /// it was asked for its version (the one argument a hook takes).
 #[derive(Debug)]
 #[doc(hidden)]
