@@ -198,6 +198,32 @@ impl EventKind {
         matches!(self, EventKind::WorktreeCreate | EventKind::WorktreeRemove)
     }
 
+    /// The payload field whose value a settings entry's `matcher` names for this event, and
+    /// whether an exact list of names may hold `-` and `,` (Claude Code 2.1.330: yes on the 21
+    /// "matcher" events, not on the others, where such a matcher is a regex). `None` where
+    /// the matcher is ignored, or matched against something no payload field holds as it is
+    /// (the model switches' model family, `FileChanged`'s file name).
+    pub const fn matcher_field(self) -> Option<(&'static str, bool)> {
+        use EventKind::{
+            ConfigChange, DirectoryAdded, Elicitation, ElicitationResult, InstructionsLoaded,
+            Notification, PostCompact, PreCompact, SessionEnd, SessionStart, Setup, StopFailure,
+            SubagentStart, SubagentStop, UserPromptExpansion,
+        };
+        match self {
+            _ if self.is_tool_event() => Some(("tool_name", true)),
+            UserPromptExpansion => Some(("command_name", true)),
+            SessionStart | ConfigChange | DirectoryAdded => Some(("source", true)),
+            Setup | PreCompact | PostCompact => Some(("trigger", true)),
+            Notification => Some(("notification_type", true)),
+            SessionEnd => Some(("reason", true)),
+            SubagentStart | SubagentStop => Some(("agent_type", true)),
+            Elicitation | ElicitationResult => Some(("mcp_server_name", true)),
+            InstructionsLoaded => Some(("load_reason", true)),
+            StopFailure => Some(("error", false)),
+            _ => None,
+        }
+    }
+
     /// Whether the event's payload carries `tool_name` and `tool_input`.
     pub const fn is_tool_event(self) -> bool {
         use EventKind::{

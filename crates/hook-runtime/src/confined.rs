@@ -158,10 +158,19 @@ impl ConfinedDir {
     ///
     /// As above, or when it cannot be created.
     pub fn create_new(&self, name: &str) -> io::Result<File> {
+        self.create_new_with_mode(name, 0o644)
+    }
+
+    /// [`Self::create_new`] with permissions `mode` (less the umask).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::create_new`].
+    pub fn create_new_with_mode(&self, name: &str, mode: u32) -> io::Result<File> {
         OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o644)
+            .mode(mode)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(self.entry(name)?)
     }
@@ -215,15 +224,31 @@ impl ConfinedDir {
     ///
     /// When it cannot be written or renamed.
     pub fn replace(&self, name: &str, bytes: &[u8], sync: bool) -> io::Result<()> {
+        self.replace_with_mode(name, bytes, sync, 0o644)
+    }
+
+    /// [`Self::replace`], the new file made with permissions `mode` (less the umask) from the
+    /// start: a file that must stay private is never readable by others, even for a moment.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::replace`].
+    pub fn replace_with_mode(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        sync: bool,
+        mode: u32,
+    ) -> io::Result<()> {
         let target = self.entry(name)?;
         let staged_name = format!(".{name}.{}.tmp", std::process::id());
         let staged = self.entry(&staged_name)?;
-        let mut file = match self.create_new(&staged_name) {
+        let mut file = match self.create_new_with_mode(&staged_name, mode) {
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
                 // Left by a crashed run with our pid, or planted: unlinking removes the name,
                 // never what a link points to.
                 std::fs::remove_file(&staged)?;
-                self.create_new(&staged_name)?
+                self.create_new_with_mode(&staged_name, mode)?
             }
             other => other?,
         };

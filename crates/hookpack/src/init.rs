@@ -80,7 +80,7 @@ expect = { rules = [] }
 "#;
 
 /// What hookpack writes or the user keeps local: never committed.
-const IGNORED: [&str; 4] = ["compiled/", "state/", "local/", "hookpack.local.toml"];
+pub(crate) const IGNORED: [&str; 4] = ["compiled/", "state/", "local/", "hookpack.local.toml"];
 
 /// The schemas, as this build of hookpack reads packs and configs.
 const SCHEMAS: [(&str, &str); 2] = [
@@ -189,7 +189,9 @@ pub(crate) fn init(layout: &Layout, user: bool, scope: &str) -> anyhow::Result<b
     println!("\nnext:");
     println!("  hookpack test{scope}      run the packs' tests");
     println!("  hookpack compile{scope}   write the rules the hooks answer from");
-    println!("  then wire the hooks into Claude Code's settings (README: \"Set up a project\")");
+    println!(
+        "  hookpack install{scope}   wire the hooks the rules need into Claude Code's settings"
+    );
     Ok(true)
 }
 
@@ -202,7 +204,9 @@ fn write_new(dir: &ConfinedDir, name: &str, text: &str) -> anyhow::Result<()> {
 
 /// The `.gitignore` of `dir` with the lines of [`IGNORED`] it lacks, and those lines; `None`
 /// when it has them all.
-fn ignore_text(dir: &ConfinedDir) -> anyhow::Result<Option<(String, Vec<&'static str>)>> {
+pub(crate) fn ignore_text(
+    dir: &ConfinedDir,
+) -> anyhow::Result<Option<(String, Vec<&'static str>)>> {
     let path = dir.path().join(".gitignore");
     let existing = match std::fs::symlink_metadata(&path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),

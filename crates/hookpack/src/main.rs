@@ -9,6 +9,9 @@ mod commands;
 mod doctor;
 mod explain;
 mod init;
+mod install;
+mod jsonedit;
+mod wiring;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,9 +31,20 @@ commands:
   explain <payload.json | ->
                       which rules fire for a payload, which nearly did and why not,
                       the bracket, and the exact stdout and exit code of the hook
-  doctor [--format json]
-                      what is wrong with the compiled rules, the session state and the
-                      fail-closed guards, the failures recorded, and the fix (exit 1: problems)
+  install [--local] [--dry-run] [--hooks DIR]
+                      wire the hooks the compiled rules need into .claude/settings.json
+                      (--local: .claude/settings.local.json; --user: ~/.claude/settings.json),
+                      matchers narrowed to the tools the rules name, nothing else touched
+                      (--dry-run: print the diff, write nothing)
+  uninstall [--local] [--dry-run]
+                      take them out again (the file restored byte for byte when nothing
+                      else changed since)
+  doctor [--format json] [--fix]
+                      what is wrong with the packs, the compiled rules, the hooks wired in
+                      Claude Code's settings and the binaries they run, PATH, .gitignore, the
+                      session state and the fail-closed guards, the failures recorded, and
+                      the fix (exit 1: problems; --fix: compile, rewire the hooks and add the
+                      .gitignore lines where that is what it takes)
   memory list [--namespace NS] [--limit N]
                       the stored memories, newest first
   memory search <words…> [--limit N]
@@ -46,6 +60,7 @@ project uses hookpack.
 
 /// What the command line asked for.
 #[derive(Debug)]
+#[allow(clippy::struct_excessive_bools, reason = "one flag per command-line switch")]
 struct Args {
     command: String,
     check: bool,
@@ -57,8 +72,16 @@ struct Args {
     limit: Option<u32>,
     /// `doctor --format json`.
     json: bool,
+    /// `doctor --fix`.
+    fix: bool,
     /// `--user`: the user's own packs and compiled rules, without a project.
     user: bool,
+    /// `install`/`uninstall --local`.
+    local: bool,
+    /// `install`/`uninstall --dry-run`.
+    dry_run: bool,
+    /// `install --hooks DIR`.
+    hooks: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -71,7 +94,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
         namespace: None,
         limit: None,
         json: false,
+        fix: false,
         user: false,
+        local: false,
+        dry_run: false,
+        hooks: None,
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -93,6 +120,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 let n = rest.next().ok_or("--limit needs a number")?;
                 parsed.limit = Some(n.parse().map_err(|_| format!("--limit: `{n}` is no number"))?);
             }
+            "--local" if is_install(&parsed.command) => parsed.local = true,
+            "--dry-run" if is_install(&parsed.command) => parsed.dry_run = true,
+            "--hooks" if parsed.command == "install" => {
+                parsed.hooks = Some(rest.next().ok_or("--hooks needs a folder")?.into());
+            }
+            "--fix" if parsed.command == "doctor" => parsed.fix = true,
             "--format" if parsed.command == "doctor" => match rest.next().map(String::as_str) {
                 Some("json") => parsed.json = true,
                 Some("text") => parsed.json = false,
@@ -118,6 +151,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
     if parsed.user && parsed.project.is_some() {
         return Err("--user and --project exclude each other".into());
     }
+    if parsed.local && parsed.user {
+        return Err("--local and --user exclude each other".into());
+    }
     if parsed.check && parsed.command != "compile" {
         return Err("--check goes with `compile`".into());
     }
@@ -125,6 +161,10 @@ fn parse(args: &[String]) -> Result<Args, String> {
         return Err("`explain` needs a payload file, or `-` for stdin".into());
     }
     Ok(parsed)
+}
+
+fn is_install(command: &str) -> bool {
+    command == "install" || command == "uninstall"
 }
 
 fn main() -> ExitCode {
@@ -151,9 +191,24 @@ fn main() -> ExitCode {
             };
             init::init(&commands::layout(project.as_deref(), args.user), args.user, &scope)
         }
-        "doctor" => {
-            doctor::doctor(&commands::layout(args.project.as_deref(), args.user), args.json)
+        "install" | "uninstall" => {
+            let layout = commands::layout(args.project.as_deref(), args.user);
+            let scope = match (args.user, args.local) {
+                (true, _) => install::Scope::User,
+                (false, true) => install::Scope::Local,
+                (false, false) => install::Scope::Project,
+            };
+            if args.command == "install" {
+                install::install(&layout, scope, args.dry_run, args.hooks.as_deref())
+            } else {
+                install::uninstall(&layout, scope, args.dry_run)
+            }
         }
+        "doctor" => doctor::doctor(
+            &commands::layout(args.project.as_deref(), args.user),
+            args.json,
+            args.fix,
+        ),
         "test" => commands::test(&commands::layout(args.project.as_deref(), args.user)),
         "explain" => explain::explain(
             &commands::layout(args.project.as_deref(), args.user),

@@ -8,7 +8,7 @@ use std::path::Path;
 use hook_model::EventKind;
 use serde_json::json;
 
-use crate::{hook, hookpack, project, text};
+use crate::{fake_bin, hook, hookpack, hookpack_with, project, text};
 
 const GUARD: &str = r#"[pack]
 name = "guard"
@@ -34,10 +34,18 @@ on = "UserPromptSubmit"
 recall = { from = "prompt" }
 "#;
 
-/// A compiled project that has seen one prompt (so it has a session's state).
+/// A compiled project that has seen one prompt (so it has a session's state), its hooks wired
+/// (to `bin/`, on the `PATH` doctor runs with) and its state ignored by git.
 fn healthy(name: &str) -> std::path::PathBuf {
-    let dir = project(name, &[(".claude/hookpack/packs/guard.toml", GUARD)]);
+    let ignored = "compiled/\nstate/\nlocal/\nhookpack.local.toml\n";
+    let dir = project(
+        name,
+        &[(".claude/hookpack/packs/guard.toml", GUARD), (".claude/hookpack/.gitignore", ignored)],
+    );
     let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bin = fake_bin(&dir);
+    let out = hookpack(&dir, &["install", "--hooks", bin.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s1",
                         "transcript_path": "/t", "cwd": dir, "prompt": "hello"});
@@ -54,11 +62,17 @@ fn database(dir: &Path) -> std::path::PathBuf {
     dir.join(".claude/hookpack/state/hookpack.db")
 }
 
-/// Runs `hookpack doctor` and pins its output; returns the exit code.
+/// Runs `hookpack doctor` (with the project's `bin/` and the system's folders on `PATH`) and
+/// pins its output; returns the exit code.
 fn doctor(name: &str, dir: &Path, args: &[&str]) -> i32 {
+    let path = std::path::PathBuf::from(format!("{}/bin:/usr/bin:/bin", dir.display()));
+    doctor_with(name, dir, args, &[("PATH", &path)])
+}
+
+fn doctor_with(name: &str, dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> i32 {
     let mut all = vec!["doctor"];
     all.extend_from_slice(args);
-    let out = hookpack(dir, &all);
+    let out = hookpack_with(dir, &all, env);
     let mut settings = insta::Settings::clone_current();
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
@@ -67,6 +81,10 @@ fn doctor(name: &str, dir: &Path, args: &[&str]) -> i32 {
     settings.add_filter(r"CRC [0-9a-f]{8}, expected [0-9a-f]{8}", "CRC [CRC]");
     settings.add_filter(r"aside-[0-9.]+-[0-9]+", "aside-[STAMP]");
     settings.add_filter(r"this hook reads format \d+", "this hook reads format [FORMAT_VERSION]");
+    settings.add_filter(r"fingerprint [0-9a-f]{16}", "fingerprint [FINGERPRINT]");
+    settings.add_filter(r"in \d+ ms", "in [N] ms");
+    let bin = Path::new(env!("CARGO_BIN_EXE_hookpack")).parent().unwrap();
+    settings.add_filter(&regex_escape(&bin.display().to_string()), "[BIN]");
     let code = out.status.code().unwrap();
     settings.bind(|| {
         insta::assert_snapshot!(
@@ -149,4 +167,131 @@ fn a_fail_closed_guard_denying_says_why_and_how_to_get_out() {
     assert!(stdout.contains(r#""permissionDecision":"deny""#), "{stdout}");
     assert_eq!(doctor("fail-closed-denying", &dir, &[]), 1);
     assert_eq!(doctor("fail-closed-denying-json", &dir, &["--format", "json"]), 1);
+}
+
+/// `.claude/settings.json` changed by `change`.
+fn edit_settings(dir: &Path, change: impl FnOnce(&mut serde_json::Value)) {
+    let path = dir.join(".claude/settings.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    change(&mut value);
+    std::fs::write(path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+fn entry(dir: &Path, binary: &str) -> serde_json::Value {
+    json!([{"hooks": [{"type": "command", "command": format!("{}/bin/{binary}", dir.display())}]}])
+}
+
+#[test]
+fn setup_problems_name_the_cause_and_the_fix() {
+    let dir = healthy("doctor-setup");
+    let settings = dir.join(".claude/settings.json");
+    let good = std::fs::read_to_string(&settings).unwrap();
+    let restore = || std::fs::write(&settings, &good).unwrap();
+
+    std::fs::remove_file(&settings).unwrap();
+    assert_eq!(doctor("hooks-none", &dir, &[]), 1);
+
+    restore();
+    edit_settings(&dir, |v| {
+        v["hooks"].as_object_mut().unwrap().remove("UserPromptSubmit");
+    });
+    assert_eq!(doctor("hooks-missing-event", &dir, &[]), 1);
+
+    restore();
+    edit_settings(&dir, |v| v["hooks"]["PreToolUse"][0]["matcher"] = json!("Write"));
+    assert_eq!(doctor("hooks-narrow-matcher", &dir, &[]), 1);
+
+    restore();
+    edit_settings(&dir, |v| v["hooks"]["Notification"] = entry(&dir, "hookpack-notification"));
+    assert_eq!(doctor("hooks-extra-event", &dir, &[]), 0);
+
+    restore();
+    edit_settings(&dir, |v| v["hooks"]["WorktreeCreate"] = entry(&dir, "hookpack-worktree-create"));
+    assert_eq!(doctor("hooks-worktree", &dir, &[]), 1);
+
+    restore();
+    edit_settings(&dir, |v| v["hooks"]["PreToolUse"] = entry(&dir, "hookpack-stop"));
+    assert_eq!(doctor("hooks-wrong-binary", &dir, &[]), 1);
+
+    // Wired again by hand in the local settings, by name: it runs twice.
+    restore();
+    let local = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "hookpack-user-prompt-submit"}]}]}});
+    std::fs::write(dir.join(".claude/settings.local.json"), local.to_string()).unwrap();
+    assert_eq!(doctor("hooks-twice", &dir, &[]), 0);
+    std::fs::remove_file(dir.join(".claude/settings.local.json")).unwrap();
+
+    std::fs::write(&settings, "{\n  // mine\n  \"hooks\": {}\n}\n").unwrap();
+    assert_eq!(doctor("settings-not-json", &dir, &[]), 1);
+
+    restore();
+    edit_settings(&dir, |v| {
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"] =
+            json!(format!("\"$HOME\"/gone/bin/hookpack-pre-tool-use"));
+    });
+    let home = dir.join("home");
+    let path = std::path::PathBuf::from(format!("{}/bin:/usr/bin:/bin", dir.display()));
+    let env = [("PATH", path.as_path()), ("HOME", home.as_path())];
+    assert_eq!(doctor_with("binary-missing", &dir, &[], &env), 1);
+
+    restore();
+    let other = dir.join("bin/hookpack-pre-tool-use");
+    let script = std::fs::read_to_string(&other).unwrap();
+    std::fs::write(&other, "#!/bin/sh\necho 'hookpack 0.0.1 (fingerprint 0000000000000001)'\n")
+        .unwrap();
+    assert_eq!(doctor("binary-other-version", &dir, &[]), 1);
+    std::fs::write(&other, script).unwrap();
+
+    // hookpack itself not on PATH: the hooks still run (their commands are paths).
+    let path = std::path::PathBuf::from("/usr/bin:/bin");
+    assert_eq!(doctor_with("path-missing", &dir, &[], &[("PATH", &path)]), 0);
+
+    std::fs::write(dir.join(".claude/hookpack/packs/extra.yaml"), "rules: []\n").unwrap();
+    assert_eq!(doctor("pack-file-ignored", &dir, &[]), 0);
+    std::fs::remove_file(dir.join(".claude/hookpack/packs/extra.yaml")).unwrap();
+
+    // A repository of its own that does not ignore the state.
+    let git = std::process::Command::new("git").arg("init").arg("-q").arg(&dir).status();
+    assert!(git.is_ok_and(|s| s.success()));
+    std::fs::remove_file(dir.join(".claude/hookpack/.gitignore")).unwrap();
+    assert_eq!(doctor("gitignore-missing", &dir, &[]), 1);
+}
+
+#[test]
+fn fix_repairs_what_is_safe_to_repair() {
+    let dir = healthy("doctor-fix");
+    let good = std::fs::read_to_string(dir.join(".claude/settings.json")).unwrap();
+    edit_settings(&dir, |v| {
+        let hooks = v["hooks"].as_object_mut().unwrap();
+        hooks.remove("PreToolUse");
+        hooks.insert("WorktreeCreate".into(), entry(&dir, "hookpack-worktree-create"));
+        hooks.insert("Notification".into(), entry(&dir, "hookpack-notification"));
+    });
+    // A repository of its own (not the one the tests run in, which ignores them all).
+    let git = std::process::Command::new("git").arg("init").arg("-q").arg(&dir).status();
+    assert!(git.is_ok_and(|s| s.success()));
+    std::fs::remove_file(dir.join(".claude/hookpack/.gitignore")).unwrap();
+    let pack = dir.join(".claude/hookpack/packs/guard.toml");
+    std::fs::write(&pack, GUARD.replace("every other prompt", "second prompt")).unwrap();
+
+    assert_eq!(doctor("fix", &dir, &["--fix"]), 0);
+    let fixed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let expected: serde_json::Value = serde_json::from_str(&good).unwrap();
+    assert_eq!(fixed, expected);
+    let ignore = std::fs::read_to_string(dir.join(".claude/hookpack/.gitignore")).unwrap();
+    assert!(ignore.contains("state/\n"), "{ignore}");
+    assert_eq!(doctor("fix-after", &dir, &["--fix"]), 0);
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(
+            |c| {
+                if c.is_ascii_alphanumeric() || c == '/' { c.to_string() } else { format!("\\{c}") }
+            },
+        )
+        .collect()
 }

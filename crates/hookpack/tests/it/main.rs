@@ -5,6 +5,7 @@ mod answers;
 mod cli;
 mod doctor;
 mod explain;
+mod install;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,6 +32,39 @@ pub(crate) fn hookpack(dir: &Path, args: &[&str]) -> Output {
         .env("XDG_CONFIG_HOME", dir.join(".no-user-config"))
         .output()
         .unwrap()
+}
+
+/// Runs `hookpack <args>` in `dir` with a clean environment but for `env`.
+pub(crate) fn hookpack_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hookpack"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("XDG_CONFIG_HOME", dir.join(".no-user-config"));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// `<dir>/bin`: a `hookpack` and a `hookpack-<event>` for every event, scripts that say the
+/// version of this hookpack (what `hookpack install --hooks` and `doctor` look for).
+pub(crate) fn fake_bin(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{}'; fi\n",
+        hook_runtime::version()
+    );
+    let names = hook_model::EventKind::ALL.iter().map(|k| k.binary_name()).chain(["hookpack"]);
+    for name in names {
+        let path = bin.join(name);
+        std::fs::write(&path, &script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {

@@ -16,6 +16,9 @@ use hook_runtime::state::{self, Diagnosis, Store};
 use hook_runtime::{Installation, Unusable};
 use rules_compiler::{Layout, compile, load};
 
+mod fixes;
+mod setup;
+
 use crate::commands::{installation, printable};
 use serde_json::{Value, json};
 
@@ -68,11 +71,36 @@ impl Check {
     }
 }
 
-/// `hookpack doctor [--format json]`: prints the report; whether everything is healthy.
-pub(crate) fn doctor(layout: &Layout, json: bool) -> anyhow::Result<bool> {
+/// `hookpack doctor [--format json] [--fix]`: prints the report (after the fixes, with
+/// `fix`); whether everything is healthy.
+pub(crate) fn doctor(layout: &Layout, json: bool, fix: bool) -> anyhow::Result<bool> {
     let Some(installation) = installation(layout) else {
         anyhow::bail!("no project and no user folder to look at");
     };
+    let root = installation.root().to_path_buf();
+    let mut fixed = Vec::new();
+    if fix {
+        fixed = fixes::apply(layout, &installation, &checks(layout, &installation));
+    }
+    let checks = checks(layout, &installation);
+    let healthy = checks.iter().all(|c| c.status != Status::Problem);
+    if json {
+        let mut report = as_json(&root, &checks, healthy);
+        if fix {
+            report["fixed"] = json!(fixed);
+        }
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        if fix {
+            print!("{}", fixes::as_text(&fixed));
+        }
+        print!("{}", as_text(&root, &checks));
+    }
+    Ok(healthy)
+}
+
+/// Every check, in the order reported.
+fn checks(layout: &Layout, installation: &Installation) -> Vec<Check> {
     let root = installation.root().to_path_buf();
     let artifact_path = installation.artifact_path(&hook_runtime::Env::from_process());
     let show = |path: &Path| shown(&root, path);
@@ -80,19 +108,19 @@ pub(crate) fn doctor(layout: &Layout, json: bool) -> anyhow::Result<bool> {
     let mut checks = Vec::new();
     let (packs, compiled) = packs(layout, &root);
     checks.push(packs);
-    let (artifact, cause) = artifact(&artifact_path, compiled.as_deref(), &installation, &show);
+    let (artifact, cause) = artifact(&artifact_path, compiled.as_deref(), installation, &show);
     checks.push(artifact);
-    checks.push(store(&installation, &show));
+    let needs = setup::needs(installation);
+    let wired = setup::wired(installation);
+    checks.push(setup::hooks(installation, needs.as_ref(), &wired));
+    checks.push(setup::binaries(installation, needs.as_ref(), &wired));
+    checks.push(setup::path());
+    checks.extend(setup::gitignore(installation));
+    checks.push(setup::user_packs(layout.user.as_deref(), layout.project.as_deref()));
+    checks.push(store(installation, &show));
     checks.push(failures(installation.dir()));
-    checks.push(fail_closed(&artifact_path, cause.as_deref(), &installation));
-
-    let healthy = checks.iter().all(|c| c.status != Status::Problem);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&as_json(&root, &checks, healthy))?);
-    } else {
-        print!("{}", as_text(&root, &checks));
-    }
-    Ok(healthy)
+    checks.push(fail_closed(&artifact_path, cause.as_deref(), installation));
+    checks
 }
 
 /// `path` relative to the project's root when inside it.

@@ -1,0 +1,88 @@
+//! `hookpack doctor --fix`: what is safe to repair without asking. The compiled rules written
+//! anew when they are missing or stale and the packs compile; hookpack's entries in Claude
+//! Code's settings rewritten as the rules need (where they are wired, with the binaries they
+//! run); the lines git must ignore added to `.claude/hookpack/.gitignore`. Nothing else: a
+//! pack's error, a binary of another version or a settings file that is not JSON needs the
+//! user.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use hook_runtime::Installation;
+use hook_runtime::confined::Confined;
+use rules_compiler::Layout;
+
+use super::{Check, Status, setup};
+
+/// Applies the fixes `checks` call for; what each did, or why it could not.
+pub(super) fn apply(layout: &Layout, installation: &Installation, checks: &[Check]) -> Vec<String> {
+    let mut done = Vec::new();
+    let status = |name: &str| checks.iter().find(|c| c.name == name).map(|c| c.status);
+    if status("artifact") == Some(Status::Problem) && status("packs") != Some(Status::Problem) {
+        done.push(match crate::commands::compile(layout, false) {
+            Ok(true) => "compiled the rules anew".to_owned(),
+            Ok(false) => "could not compile the rules: see above".to_owned(),
+            Err(err) => format!("could not compile the rules: {err:#}"),
+        });
+    }
+    // Looked at again: the rules compiled anew may need other hooks.
+    let needs = setup::needs(installation);
+    let wired = setup::wired(installation);
+    if setup::hooks(installation, needs.as_ref(), &wired).status != Status::Ok {
+        let dir = hooks_dir_wired(installation, &wired);
+        for scope in setup::fix_scopes(installation, &wired) {
+            done.push(
+                match crate::install::install_quietly(layout, scope, false, dir.as_deref()) {
+                    Ok(said) => said.lines().next().unwrap_or_default().to_owned(),
+                    Err(err) => format!("could not rewire the hooks: {err:#}"),
+                },
+            );
+        }
+    }
+    if status("gitignore").is_some_and(|s| s != Status::Ok) {
+        done.push(match add_ignored(installation) {
+            Ok(added) => format!("added {} to .claude/hookpack/.gitignore", added.join(", ")),
+            Err(err) => format!("could not write .claude/hookpack/.gitignore: {err:#}"),
+        });
+    }
+    done
+}
+
+/// The folder of the hook binaries the settings run now: `--fix` keeps them.
+fn hooks_dir_wired(installation: &Installation, wired: &setup::Wired) -> Option<PathBuf> {
+    let project = match installation {
+        Installation::Project { root, .. } => Some(root.as_path()),
+        Installation::User { .. } => None,
+    };
+    wired.handlers.iter().find_map(|(_, _, found)| {
+        let binary = setup::resolve(&found.command, project)?;
+        let dir = binary.parent()?.to_path_buf();
+        dir.join(hook_model::EventKind::PreToolUse.binary_name()).is_file().then_some(dir)
+    })
+}
+
+fn add_ignored(installation: &Installation) -> anyhow::Result<Vec<&'static str>> {
+    let top = Confined::of(installation).dir("")?;
+    match crate::init::ignore_text(&top)? {
+        None => Ok(Vec::new()),
+        Some((text, added)) => {
+            top.replace(".gitignore", text.as_bytes(), false)?;
+            Ok(added)
+        }
+    }
+}
+
+/// The fixes, as the report's first lines.
+pub(super) fn as_text(done: &[String]) -> String {
+    let mut out = String::new();
+    if done.is_empty() {
+        out.push_str("fix: nothing to fix\n\n");
+    }
+    for line in done {
+        let _ = writeln!(out, "fix: {line}");
+    }
+    if !done.is_empty() {
+        out.push('\n');
+    }
+    out
+}
