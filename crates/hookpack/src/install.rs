@@ -306,6 +306,17 @@ pub(crate) fn install_quietly(
          PATH than your shell's)",
         command_for(&dir, wanted.first().map_or("hookpack-stop", |w| w.kind.binary_name()))
     );
+    let plugin = scopes_of(&installation).into_iter().any(|scope| {
+        SettingsFile::of(scope, &installation)
+            .and_then(|file| file.read())
+            .is_ok_and(|text| text.is_some_and(|t| wiring::enables_plugin(&t)))
+    });
+    if plugin {
+        said.push_str(
+            "warning: hookpack's Claude Code plugin is enabled too, and its hooks run beside these: \
+             disable one (`/plugin`)\n",
+        );
+    }
     said.push_str("next: `hookpack doctor` checks the whole setup\n");
     Ok(said)
 }
@@ -350,6 +361,15 @@ pub(crate) fn uninstall(layout: &Layout, scope: Scope, dry_run: bool) -> anyhow:
         ),
     }
     Ok(true)
+}
+
+/// The settings files whose hooks run for `installation`: a project's own, its local one and
+/// the user's; the user's alone for the user's folder.
+pub(crate) fn scopes_of(installation: &Installation) -> Vec<Scope> {
+    match installation {
+        Installation::Project { .. } => vec![Scope::Project, Scope::Local, Scope::User],
+        Installation::User { .. } => vec![Scope::User],
+    }
 }
 
 /// The entries the installation's compiled rules need.

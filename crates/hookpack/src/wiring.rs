@@ -274,6 +274,15 @@ pub(crate) fn found(text: &str) -> anyhow::Result<Vec<Found>> {
     Ok(handlers(text, &settings).into_iter().map(|(_, found)| found).collect())
 }
 
+/// Whether a settings file enables hookpack's plugin (`enabledPlugins`: `"hookpack@<market>":
+/// true`).
+pub(crate) fn enables_plugin(text: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else { return false };
+    value.get("enabledPlugins").and_then(serde_json::Value::as_object).is_some_and(|plugins| {
+        plugins.iter().any(|(id, on)| id.starts_with("hookpack@") && on.as_bool() == Some(true))
+    })
+}
+
 /// The entry for `wanted`, running `command`.
 fn entry(wanted: &Wanted, command: &str) -> Value {
     let handler = Value::Object(vec![

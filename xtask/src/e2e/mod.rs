@@ -9,6 +9,7 @@
 
 mod answers;
 mod mcp;
+mod readme;
 mod scenario;
 mod stub;
 
@@ -159,6 +160,9 @@ fn run_scenario(
     let _ = std::fs::remove_dir_all(&base);
     let (home, project, user) = (base.join("home"), base.join("project"), base.join("config"));
     let answers = prepare(scenario, bin_dir, &base)?;
+    if scenario.plugin {
+        install_plugin(claude, bin_dir, &home)?;
+    }
 
     let mcp_config = base.join("mcp.json");
     if scenario.mcp_stub {
@@ -364,6 +368,67 @@ fn run_limited(mut command: Command, limit: Duration) -> anyhow::Result<std::pro
         .context("waiting for Claude Code")
 }
 
+/// Installs the repository's plugin (`plugin/`, through its marketplace
+/// `.claude-plugin/marketplace.json`) for the user of `home`, with Claude Code's own commands,
+/// and the hook binaries where the plugin looks for them, `~/.local/bin`.
+fn install_plugin(claude: &Path, bin_dir: &Path, home: &Path) -> anyhow::Result<()> {
+    let local_bin = home.join(".local/bin");
+    std::fs::create_dir_all(&local_bin)?;
+    for kind in EventKind::ALL {
+        std::os::unix::fs::symlink(
+            bin_dir.join(kind.binary_name()),
+            local_bin.join(kind.binary_name()),
+        )?;
+    }
+    let root = root();
+    for args in [
+        &["plugin", "marketplace", "add", root.to_str().context("the clone's path")?][..],
+        &["plugin", "install", "hookpack@hookpack"],
+    ] {
+        let output = Command::new(claude)
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home)
+            .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .stdin(Stdio::null())
+            .output()?;
+        ensure!(
+            output.status.success(),
+            "claude {}: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Makes `project` a git repository with one commit of what it holds.
+fn git_init(project: &Path) -> anyhow::Result<()> {
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.email=e2e@hookpack",
+            "-c",
+            "user.name=e2e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
+    ] {
+        let status = Command::new("git").args(args).current_dir(project).status()?;
+        ensure!(status.success(), "git {args:?} failed");
+    }
+    Ok(())
+}
+
 /// The scenario's folders under `base`: Claude Code's home (onboarded), the project (its files,
 /// every hook wired, a git repository if asked, compiled if asked) and the user's config
 /// folder; the answers to replay, if asked.
@@ -385,6 +450,11 @@ fn prepare(
         std::fs::create_dir_all(path.parent().context("a file's folder")?)?;
         std::fs::write(&path, text)?;
     }
+    if scenario.readme {
+        git_init(project)?;
+        readme::run(project, home, user, &base.join("readme"))?;
+        return Ok(Vec::new());
+    }
     std::fs::create_dir_all(project.join(".claude/hookpack/packs"))?;
     let ruled = match scenario.every_event {
         Some(variant) => {
@@ -395,28 +465,14 @@ fn prepare(
         None => Vec::new(),
     };
     let settings = project.join(".claude/settings.json");
-    std::fs::write(
-        &settings,
-        serde_json::to_string_pretty(&hook_settings(bin_dir, scenario, project, &[])?)?,
-    )?;
+    if !scenario.plugin {
+        std::fs::write(
+            &settings,
+            serde_json::to_string_pretty(&hook_settings(bin_dir, scenario, project, &[])?)?,
+        )?;
+    }
     if scenario.git {
-        for args in [
-            &["init", "-q"][..],
-            &["add", "-A"],
-            &[
-                "-c",
-                "user.email=e2e@hookpack",
-                "-c",
-                "user.name=e2e",
-                "commit",
-                "-q",
-                "-m",
-                "start",
-            ],
-        ] {
-            let status = Command::new("git").args(args).current_dir(project).status()?;
-            ensure!(status.success(), "git {args:?} failed");
-        }
+        git_init(project)?;
     }
     if scenario.compile {
         // As a user does, in the project: `--project .`.

@@ -71,6 +71,15 @@ pub(crate) struct Scenario {
     pub(crate) git: bool,
     /// `--worktree NAME`: Claude Code works in a new worktree of the project.
     pub(crate) worktree: Option<String>,
+    /// The project is set up by README.md's user path, run as written ([`super::readme`]):
+    /// hookpack installed into the scenario's home, the project a git repository set up with
+    /// `hookpack init`, compiled and wired by `hookpack install`. Nothing else is wired.
+    #[serde(default)]
+    pub(crate) readme: bool,
+    /// The hooks are wired by the repository's plugin, installed with `claude plugin
+    /// marketplace add` and `claude plugin install`, instead of in the project's settings.
+    #[serde(default)]
+    pub(crate) plugin: bool,
     /// Whether `hookpack compile` runs before Claude Code.
     #[serde(default = "yes")]
     pub(crate) compile: bool,

@@ -39,24 +39,43 @@ pub(super) fn needs(installation: &Installation) -> Option<Needs> {
     Some(Needs { wanted, fingerprint: artifact.compiler_fingerprint() })
 }
 
-/// The settings files whose hooks run for the installation: a project's own, its local one and
-/// the user's; the user's alone for the user's folder.
-pub(super) fn scopes(installation: &Installation) -> &'static [Scope] {
-    match installation {
-        Installation::Project { .. } => &[Scope::Project, Scope::Local, Scope::User],
-        Installation::User { .. } => &[Scope::User],
-    }
-}
-
 /// The hookpack handlers of each settings file, and what kept a file from being read.
 pub(super) struct Wired {
     pub(super) handlers: Vec<(Scope, PathBuf, Found)>,
     pub(super) unreadable: Vec<String>,
 }
 
+/// How a hook wired by hookpack's own Claude Code plugin is shown: the plugin runs its hooks
+/// through a script of its own, which runs `~/.local/bin/hookpack-<event>`, else the one on
+/// `PATH`.
+pub(super) const PLUGIN: &str = "the hookpack plugin";
+
+/// The plugin's hooks, as the repository ships them (`plugin/hooks/hooks.json`).
+const PLUGIN_HOOKS: &str = include_str!("../../../../plugin/hooks/hooks.json");
+
+/// The handlers hookpack's plugin wires: every event of its `hooks.json`, for every call.
+fn plugin_handlers() -> Vec<Found> {
+    let value: serde_json::Value = serde_json::from_str(PLUGIN_HOOKS).unwrap_or_default();
+    let events = value.get("hooks").and_then(serde_json::Value::as_object);
+    events
+        .into_iter()
+        .flat_map(|events| events.keys())
+        .filter_map(|event| {
+            let kind = EventKind::from_name(event)?;
+            Some(Found {
+                event: event.clone(),
+                matcher: None,
+                command: PLUGIN.to_owned(),
+                binary: kind.binary_name().to_owned(),
+                shared: false,
+            })
+        })
+        .collect()
+}
+
 pub(super) fn wired(installation: &Installation) -> Wired {
     let mut wired = Wired { handlers: Vec::new(), unreadable: Vec::new() };
-    for &scope in scopes(installation) {
+    for scope in crate::install::scopes_of(installation) {
         if scope == Scope::User && crate::install::claude_dir().is_none() {
             continue;
         }
@@ -78,6 +97,11 @@ pub(super) fn wired(installation: &Installation) -> Wired {
         match wiring::found(&text) {
             Ok(found) => {
                 wired.handlers.extend(found.into_iter().map(|f| (scope, file.path.clone(), f)));
+                let known = wired.handlers.iter().any(|h| h.2.command == PLUGIN);
+                if wiring::enables_plugin(&text) && !known {
+                    let plugin = plugin_handlers().into_iter();
+                    wired.handlers.extend(plugin.map(|f| (scope, file.path.clone(), f)));
+                }
             }
             Err(err) => wired.unreadable.push(format!(
                 "{}: {err:#}; Claude Code does not read it either",
@@ -141,11 +165,18 @@ pub(super) fn hooks(installation: &Installation, needs: Option<&Needs>, wired: &
     if let Some(needs) = needs.filter(|_| wired.unreadable.is_empty()) {
         against_needs(needs, &by_event, &mut problems, &mut warnings);
     }
-    let scope_fix = fix_scopes(installation, wired)
-        .iter()
-        .map(|scope| format!("`{}`", install_command(*scope)))
-        .collect::<Vec<_>>()
-        .join(" and ");
+    let scopes = fix_scopes(installation, wired);
+    let scope_fix = if scopes.is_empty() {
+        "hookpack's plugin wires a fixed set of events: disable it (`/plugin`) and run `hookpack \
+         install`, which"
+            .to_owned()
+    } else {
+        scopes
+            .iter()
+            .map(|scope| format!("`{}`", install_command(*scope)))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
     let events = by_event.len();
     let (status, summary, details) = match (problems.is_empty(), warnings.is_empty()) {
         _ if wired.handlers.is_empty() && wired.unreadable.is_empty() => {
@@ -183,7 +214,14 @@ pub(super) fn hooks(installation: &Installation, needs: Option<&Needs>, wired: &
         ),
     };
     let mut check = Check::new("hooks", status, summary).details(details);
-    if status != Status::Ok {
+    let plugin = wired.handlers.iter().any(|h| h.2.command == PLUGIN);
+    let settings = wired.handlers.iter().any(|h| h.2.command != PLUGIN);
+    if plugin && settings {
+        check = check.fix(
+            "keep one of the two: `hookpack uninstall` (the plugin stays) or disable hookpack's \
+             plugin (`/plugin`)",
+        );
+    } else if status != Status::Ok {
         check = check.fix(format!("{scope_fix} rewrites hookpack's entries as the rules need"));
     }
     check
@@ -193,12 +231,14 @@ pub(super) fn hooks(installation: &Installation, needs: Option<&Needs>, wired: &
 /// user's for the user's folder).
 pub(super) fn fix_scopes(installation: &Installation, wired: &Wired) -> Vec<Scope> {
     let mut scopes: Vec<Scope> = Vec::new();
-    for (scope, _, _) in &wired.handlers {
-        if !scopes.contains(scope) {
+    for (scope, _, found) in &wired.handlers {
+        if found.command != PLUGIN && !scopes.contains(scope) {
             scopes.push(*scope);
         }
     }
-    if scopes.is_empty() {
+    // Where the plugin wires the hooks, the settings are left to the user.
+    let plugin = wired.handlers.iter().any(|h| h.2.command == PLUGIN);
+    if scopes.is_empty() && !plugin {
         scopes.push(scopes_default(installation));
     }
     scopes
@@ -314,7 +354,16 @@ pub(super) fn binaries(installation: &Installation, needs: Option<&Needs>, wired
     let mut problems = Vec::new();
     let mut versions = BTreeSet::new();
     for command in &commands {
-        let Some(binary) = resolve(command, project) else {
+        let resolved = if *command == PLUGIN {
+            let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+            let probe = EventKind::SessionStart.binary_name();
+            home.map(|h| h.join(".local/bin").join(probe))
+                .filter(|p| is_executable(p))
+                .or_else(|| on_path(probe))
+        } else {
+            resolve(command, project)
+        };
+        let Some(binary) = resolved else {
             problems.push(format!("`{command}`: not found on PATH"));
             continue;
         };
@@ -515,10 +564,12 @@ fn against_needs(
             ));
         }
     }
-    for event in by_event.keys() {
+    for (event, entries) in by_event {
         let needed = needs.wanted.iter().any(|w| w.kind.as_str() == *event);
         let known = EventKind::from_name(event).is_some_and(|k| !k.acts_without_rules());
-        if !needed && known {
+        // The plugin wires a fixed set of events, needed or not.
+        let by_plugin_only = entries.iter().all(|e| e.2.command == PLUGIN);
+        if !needed && known && !by_plugin_only {
             warnings.push(format!(
                 "{event} is wired but no rule needs it: a process for nothing on every call"
             ));

@@ -247,6 +247,14 @@ fn setup_problems_name_the_cause_and_the_fix() {
     let path = std::path::PathBuf::from("/usr/bin:/bin");
     assert_eq!(doctor_with("path-missing", &dir, &[], &[("PATH", &path)]), 0);
 
+    // hookpack's plugin enabled: it wires the events itself; beside the settings' entries, twice.
+    std::fs::write(&settings, r#"{"enabledPlugins": {"hookpack@hookpack": true}}"#).unwrap();
+    assert_eq!(doctor("plugin", &dir, &[]), 0);
+    restore();
+    edit_settings(&dir, |v| v["enabledPlugins"] = json!({"hookpack@hookpack": true}));
+    assert_eq!(doctor("plugin-and-settings", &dir, &[]), 0);
+    restore();
+
     std::fs::write(dir.join(".claude/hookpack/packs/extra.yaml"), "rules: []\n").unwrap();
     assert_eq!(doctor("pack-file-ignored", &dir, &[]), 0);
     std::fs::remove_file(dir.join(".claude/hookpack/packs/extra.yaml")).unwrap();
