@@ -70,35 +70,36 @@ struct Tally {
 }
 
 /// Runs every pack's tests, alone and in the project, and prints them.
-fn run_all_tests(loaded: &Loaded) -> anyhow::Result<Tally> {
+fn run_all_tests(loaded: &Loaded, out: &mut dyn std::io::Write) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
     for outcome in run_project_tests(loaded)? {
         let name = format!("{}/{}", outcome.pack, outcome.name);
         if !outcome.passed() {
             tally.failed += 1;
-            println!("test {name} ... FAILED ({})", outcome.place);
+            writeln!(out, "test {name} ... FAILED ({})", outcome.place)?;
             for failure in &outcome.failures {
-                println!("    {failure}");
+                writeln!(out, "    {failure}")?;
             }
             continue;
         }
         match &outcome.in_project {
             None | Some(InProject::Same) => {
                 tally.passed += 1;
-                println!("test {name} ... ok");
+                writeln!(out, "test {name} ... ok")?;
             }
             Some(InProject::NotInForce { rule, fate }) => {
                 tally.not_in_force += 1;
-                println!("test {name} ... ok alone, not in force here: `{rule}` is {fate}");
+                writeln!(out, "test {name} ... ok alone, not in force here: `{rule}` is {fate}")?;
             }
             Some(InProject::Differs(failures)) => {
                 tally.differ += 1;
-                println!(
+                writeln!(
+                    out,
                     "test {name} ... ok alone, DIFFERS with this project's rules ({})",
                     outcome.place
-                );
+                )?;
                 for failure in failures {
-                    println!("    {failure}");
+                    writeln!(out, "    {failure}")?;
                 }
             }
         }
@@ -111,19 +112,28 @@ fn run_all_tests(loaded: &Loaded) -> anyhow::Result<Tally> {
     if not_in_force > 0 {
         let _ = write!(summary, ", {not_in_force} about rules not in force here");
     }
-    println!("{summary}");
+    writeln!(out, "{summary}")?;
     Ok(tally)
 }
 
 /// `hookpack test`: whether every test passes, alone and with the project's rules.
 pub(crate) fn test(layout: &Layout) -> anyhow::Result<bool> {
     let Some(loaded) = checked(layout) else { return Ok(false) };
-    let tally = run_all_tests(&loaded)?;
+    let tally = run_all_tests(&loaded, &mut std::io::stdout())?;
     Ok(tally.failed == 0 && tally.differ == 0)
 }
 
 /// `hookpack compile [--check]`.
 pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
+    compile_to(layout, check, &mut std::io::stdout())
+}
+
+/// [`compile`], what it reports written to `out`.
+pub(crate) fn compile_to(
+    layout: &Layout,
+    check: bool,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<bool> {
     let started = Instant::now();
     if let Some(project) = layout.project.as_ref().filter(|p| !p.is_dir()) {
         anyhow::bail!("{} is not a folder; nothing was written", project.display());
@@ -131,7 +141,7 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     let Some(loaded) = checked(layout) else { return Ok(false) };
     // A pack's own tests must pass; how they go with the project's other rules is told, and
     // `hookpack test` fails on it, but it does not keep the rules from being compiled.
-    if run_all_tests(&loaded)?.failed > 0 {
+    if run_all_tests(&loaded, out)?.failed > 0 {
         eprintln!("error: pack tests failed; the compiled rules were not written");
         return Ok(false);
     }
@@ -146,13 +156,13 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         if current.as_deref() == Some(compiled.bytes.as_slice()) {
             // The right bytes, but hooks answer only from what `hookpack compile` wrote here.
             if let Err(err) = hook_runtime::load_artifact(&path) {
-                println!("stale: {}: {err} (run `hookpack compile`)", path.display());
+                writeln!(out, "stale: {}: {err} (run `hookpack compile`)", path.display())?;
                 return Ok(false);
             }
-            println!("up to date: {}", path.display());
+            writeln!(out, "up to date: {}", path.display())?;
             return Ok(true);
         }
-        println!("stale: {} (run `hookpack compile`)", path.display());
+        writeln!(out, "stale: {} (run `hookpack compile`)", path.display())?;
         return Ok(false);
     }
 
@@ -170,7 +180,8 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
     .with_context(|| format!("writing {}", path.display()))?;
     hook_runtime::write_compiled(&dir, &name, &compiled.bytes, &fail_closed_list(&rules))
         .with_context(|| format!("writing {}", path.display()))?;
-    println!(
+    writeln!(
+        out,
         "compiled {} rules ({} keywords, {} globs, {} regexes) from {} packs into {} ({} bytes) in {} ms",
         compiled.rules,
         compiled.keywords,
@@ -180,13 +191,20 @@ pub(crate) fn compile(layout: &Layout, check: bool) -> anyhow::Result<bool> {
         path.display(),
         compiled.bytes.len(),
         started.elapsed().as_millis()
-    );
+    )?;
     match refresh_user_guards(layout) {
-        Ok(Some((n, path))) if n > 0 => println!(
-            "your {} hold in every project, whatever its files: {}",
-            if n == 1 { "fail-closed guard".to_owned() } else { format!("{n} fail-closed guards") },
-            path.display()
-        ),
+        Ok(Some((n, path))) if n > 0 => {
+            let guards = if n == 1 {
+                "fail-closed guard".to_owned()
+            } else {
+                format!("{n} fail-closed guards")
+            };
+            writeln!(
+                out,
+                "your {guards} hold in every project, whatever its files: {}",
+                path.display()
+            )?;
+        }
         Ok(_) => {}
         Err(err) => eprintln!("warning: your fail-closed guards were not listed: {err:#}"),
     }

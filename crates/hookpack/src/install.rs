@@ -155,12 +155,18 @@ pub(crate) fn claude_dir() -> Option<PathBuf> {
 
 /// Where the hook binaries are: `--hooks DIR`, else beside this `hookpack` (as `cargo xtask
 /// install` puts them, and as cargo builds them), else on `PATH`.
-pub(crate) fn hooks_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn hooks_dir(given: Option<&Path>, wanted: &[Wanted]) -> anyhow::Result<PathBuf> {
     let probe = EventKind::PreToolUse.binary_name();
+    let holds_all = |dir: &Path| {
+        dir.join(probe).is_file() && wanted.iter().all(|w| dir.join(w.kind.binary_name()).is_file())
+    };
     if let Some(dir) = given {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-        if !dir.join(probe).is_file() {
-            bail!("{} holds no {probe}", dir.display());
+        if !holds_all(&dir) {
+            bail!(
+                "{} does not hold a hookpack-<event> for every event the rules need",
+                dir.display()
+            );
         }
         return Ok(dir);
     }
@@ -171,7 +177,7 @@ pub(crate) fn hooks_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
     beside
         .into_iter()
         .chain(on_path.into_iter().filter(|d| d.is_absolute()))
-        .find(|dir| dir.join(probe).is_file())
+        .find(|dir| holds_all(dir))
         .with_context(|| {
             format!(
                 "no {probe} beside this hookpack or on PATH: install the hooks with `cargo xtask \
@@ -220,7 +226,11 @@ impl Receipt {
     }
 
     fn read(installation: &Installation, scope: Scope) -> Option<Receipt> {
-        let path = installation.dir().join(layout::STATE_DIR).join(Receipt::name(scope));
+        let dir = Confined::of(installation).existing_dir(layout::STATE_DIR).ok()??;
+        let path = dir.entry(&Receipt::name(scope)).ok()?;
+        if !std::fs::symlink_metadata(&path).ok()?.is_file() {
+            return None;
+        }
         let bytes =
             hook_engine::bounded::read_regular(&path, 2 * MAX_SETTINGS_BYTES + 4096).ok()?;
         let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
@@ -267,7 +277,7 @@ pub(crate) fn install_quietly(
 ) -> anyhow::Result<String> {
     let installation = installation(layout).context("no project and no user folder")?;
     let wanted = wanted_by(&installation)?;
-    let dir = hooks_dir(hooks)?;
+    let dir = hooks_dir(hooks, &wanted)?;
     let settings = SettingsFile::of(scope, &installation)?;
     let before = settings.read()?;
     let after =
@@ -284,20 +294,30 @@ pub(crate) fn install_quietly(
         ));
     }
     settings.write(Some(&after))?;
-    // The file as it was before hookpack first wrote it: kept across re-installs.
+    // The file as it was before hookpack first wrote it: kept across re-installs. A file that
+    // already ran hookpack (wired by hand, or changed since the last install) has no such
+    // first state: `uninstall` then takes hookpack's handlers out of whatever is there.
     let original = match Receipt::read(&installation, scope) {
-        Some(receipt) if Some(&receipt.after) == before.as_ref() => receipt.before,
-        _ => before.clone(),
+        Some(receipt) if Some(&receipt.after) == before.as_ref() => Some(receipt.before),
+        _ => before
+            .as_deref()
+            .is_none_or(|b| wiring::found(b).is_ok_and(|found| found.is_empty()))
+            .then(|| before.clone()),
     };
-    let receipt =
-        Receipt { settings: settings.path.display().to_string(), before: original, after };
     let mut said = String::new();
-    if let Err(err) = receipt.write(&installation, scope) {
-        let _ = writeln!(
-            said,
-            "warning: no receipt kept ({err:#}); `uninstall` will take hookpack's hooks out \
-             without restoring the file byte for byte"
-        );
+    match original {
+        Some(original) if keeps_receipts(&installation) => {
+            let receipt =
+                Receipt { settings: settings.path.display().to_string(), before: original, after };
+            if let Err(err) = receipt.write(&installation, scope) {
+                let _ = writeln!(
+                    said,
+                    "warning: no receipt kept ({err:#}); `uninstall` will take hookpack's hooks \
+                     out without restoring the file byte for byte"
+                );
+            }
+        }
+        _ => Receipt::remove(&installation, scope),
     }
     let _ = writeln!(said, "{}: wired {}", settings.path.display(), summary(&wanted));
     let _ = writeln!(
@@ -361,6 +381,33 @@ pub(crate) fn uninstall(layout: &Layout, scope: Scope, dry_run: bool) -> anyhow:
         ),
     }
     Ok(true)
+}
+
+/// Whether a copy of a settings file may be kept in the installation's `state/`: the user's
+/// own folder, or a project whose `state/` git ignores (the copy may hold secrets, `env`).
+fn keeps_receipts(installation: &Installation) -> bool {
+    let Installation::Project { root, dir } = installation else { return true };
+    let listed = Confined::of(installation)
+        .existing_dir("")
+        .ok()
+        .flatten()
+        .and_then(|top| crate::init::ignore_text(&top).ok())
+        .is_some_and(|missing| missing.is_none_or(|(_, lines)| !lines.contains(&"state/")));
+    listed || ignored_by_git(root, &dir.join(layout::STATE_DIR).join("x"))
+}
+
+/// Whether git, where the project is a repository and git is installed, ignores `path`.
+pub(crate) fn ignored_by_git(root: &Path, path: &Path) -> bool {
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["check-ignore", "-q", "--no-index"])
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// The settings files whose hooks run for `installation`: a project's own, its local one and

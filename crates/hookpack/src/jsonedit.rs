@@ -173,19 +173,23 @@ impl Parser<'_> {
 pub(crate) struct Style {
     /// One level of indentation; `None`: the document is on one line.
     pub(crate) indent: Option<String>,
+    /// The line ending: `\r\n` when the document uses it, else `\n`.
+    pub(crate) newline: &'static str,
 }
 
 impl Style {
     /// The layout of `text`: on one line, or indented by its smallest indentation (two spaces
     /// when nothing is indented yet, as Claude Code writes its settings).
     pub(crate) fn of(text: &str) -> Style {
+        let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
         let trimmed = text.trim();
         let empty_object = trimmed.strip_prefix('{').and_then(|t| t.strip_suffix('}'));
         if !trimmed.contains('\n') && empty_object.is_none_or(|inside| !inside.trim().is_empty()) {
-            return Style { indent: None };
+            return Style { indent: None, newline };
         }
         let unit = text
             .lines()
+            .filter(|line| !line.trim().is_empty())
             .map(|line| &line[..line.len() - line.trim_start().len()])
             .filter(|lead| !lead.is_empty() && lead.len() <= MAX_UNIT)
             .min_by_key(|lead| lead.len())
@@ -193,7 +197,7 @@ impl Style {
                 || "  ".to_owned(),
                 |lead| if lead.starts_with('\t') { "\t".to_owned() } else { lead.to_owned() },
             );
-        Style { indent: Some(unit) }
+        Style { indent: Some(unit), newline }
     }
 }
 
@@ -233,7 +237,7 @@ impl Value {
             }
             match &inner {
                 Some(inner) => {
-                    out.push('\n');
+                    out.push_str(style.newline);
                     out.push_str(inner);
                 }
                 None if i > 0 => out.push(' '),
@@ -251,7 +255,7 @@ impl Value {
             }
         }
         if count > 0 && style.indent.is_some() {
-            out.push('\n');
+            out.push_str(style.newline);
             out.push_str(base);
         }
         out.push(close);
@@ -333,7 +337,7 @@ fn insert_entry(
             out.push(',');
             match style.indent {
                 Some(_) => {
-                    out.push('\n');
+                    out.push_str(style.newline);
                     out.push_str(indent);
                 }
                 None => out.push(' '),
@@ -346,10 +350,10 @@ fn insert_entry(
             out.push_str(&text[..=container.start]);
             match style.indent {
                 Some(_) => {
-                    out.push('\n');
+                    out.push_str(style.newline);
                     out.push_str(indent);
                     out.push_str(entry);
-                    out.push('\n');
+                    out.push_str(style.newline);
                     out.push_str(indentation_of_line(text, container.start));
                 }
                 None => out.push_str(entry),
@@ -435,6 +439,7 @@ mod tests {
             "{\n\t\"a\": {\n\t\t\"x\": 1e3\n\t}\n}\n",
             "{\"a\":1}",
             "  {  \"a\" : \"\\u00e9\"  }  ",
+            "{\r\n  \"a\": [\r\n    1\r\n  ]\r\n}\r\n",
         ] {
             round_trip(text);
         }
@@ -443,6 +448,8 @@ mod tests {
             inserted,
             "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"hookpack-stop\"\n          }\n        ]\n      }\n    ]\n  }\n}\n"
         );
+        let crlf = round_trip("{\r\n  \"a\": [\r\n    1\r\n  ]\r\n}\r\n");
+        assert!(!crlf.replace("\r\n", "").contains('\n'), "{crlf:?}");
         let tabs = round_trip("{\n\t\"a\": {\n\t\t\"x\": 1e3\n\t}\n}\n");
         assert!(tabs.contains("\n\t\"hooks\": {\n\t\t\"Stop\": [\n"), "{tabs}");
         let compact = round_trip("{\"a\":1}");

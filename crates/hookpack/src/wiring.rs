@@ -158,28 +158,51 @@ pub(crate) fn hook_binary(command: &str) -> Option<String> {
     (EventKind::from_kebab(event).is_some() || event == "hook").then(|| name.to_owned())
 }
 
-/// The first word of a shell command, its quotes removed.
+/// The program a shell command runs: its first word, its quotes removed, past variable
+/// assignments (`A=1 hookpack-stop`) and `exec`, `env` or `command` in front.
 pub(crate) fn first_word(command: &str) -> String {
+    let mut rest = command;
+    for _ in 0..64 {
+        let (word, after) = shell_word(rest);
+        let assignment = word.split_once('=').is_some_and(|(name, _)| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if word.is_empty() || !(assignment || matches!(word.as_str(), "exec" | "env" | "command")) {
+            return word;
+        }
+        rest = after;
+    }
+    String::new()
+}
+
+/// The first word of `command`, its quotes removed, and what follows it.
+fn shell_word(command: &str) -> (String, &str) {
+    let command = command.trim_start();
     let mut word = String::new();
-    let mut chars = command.trim_start().chars();
-    while let Some(c) = chars.next() {
+    let mut chars = command.char_indices();
+    let mut end = command.len();
+    while let Some((at, c)) = chars.next() {
         match c {
-            '\'' => word.extend(chars.by_ref().take_while(|&c| c != '\'')),
+            '\'' => word.extend(chars.by_ref().map(|(_, c)| c).take_while(|&c| c != '\'')),
             '"' => {
-                while let Some(c) = chars.next() {
+                while let Some((_, c)) = chars.next() {
                     match c {
                         '"' => break,
-                        '\\' => word.extend(chars.next()),
+                        '\\' => word.extend(chars.next().map(|(_, c)| c)),
                         c => word.push(c),
                     }
                 }
             }
-            '\\' => word.extend(chars.next()),
-            c if c.is_whitespace() || ";&|<>()".contains(c) => break,
+            '\\' => word.extend(chars.next().map(|(_, c)| c)),
+            c if c.is_whitespace() || ";&|<>()".contains(c) => {
+                end = at;
+                break;
+            }
             c => word.push(c),
         }
     }
-    word
+    (word, &command[end..])
 }
 
 /// A hookpack handler found in a settings file.
@@ -205,13 +228,21 @@ struct Settings {
 impl Settings {
     fn parse(text: &str) -> anyhow::Result<Settings> {
         let root = jsonedit::parse(text).map_err(anyhow::Error::msg)?;
-        if root.members().is_none() {
-            bail!("it is not a JSON object");
+        let Some(members) = root.members() else { bail!("it is not a JSON object") };
+        if members.iter().filter(|m| m.key == "hooks").count() > 1 {
+            bail!("it has `hooks` twice, and Claude Code reads only the last: merge them first");
         }
-        if let Some((_, hooks)) = root.member("hooks")
-            && hooks.members().is_none()
-        {
-            bail!("its `hooks` is not an object");
+        if let Some((_, hooks)) = root.member("hooks") {
+            let Some(events) = hooks.members() else { bail!("its `hooks` is not an object") };
+            for (i, event) in events.iter().enumerate() {
+                if events[..i].iter().any(|e| e.key == event.key) {
+                    bail!(
+                        "its `hooks` has `{}` twice, and Claude Code reads only the last: merge \
+                         them first",
+                        event.key
+                    );
+                }
+            }
         }
         Ok(Settings { root })
     }
@@ -330,11 +361,8 @@ pub(crate) fn rewire(
                 .filter(|w| !found.shared && !kept.contains(&w.kind));
             if let Some(w) = keep {
                 kept.push(w.kind);
-                let entry = entry(w, &command(w.kind));
-                let as_is: Option<serde_json::Value> =
-                    serde_json::from_str(&text[group.start..group.end]).ok();
-                if as_is.as_ref() != Some(&to_json(&entry)) {
-                    edit = Some(jsonedit::replace(&text, group, &entry, &style));
+                edit = up_to_date(&text, group, place.handler, w, &command(w.kind), &style);
+                if edit.is_some() {
                     break;
                 }
                 continue;
@@ -377,7 +405,40 @@ pub(crate) fn rewire(
 }
 
 /// More edits than a settings file of hookpack handlers can need.
-const MAX_EDITS: usize = 1_000;
+const MAX_EDITS: usize = 10_000;
+
+/// The edit that brings hookpack's handler `handler` of `group` up to what `wanted` needs: its
+/// group's matcher, then its command; `None` when both are as wanted. Only those two values
+/// change: the user's own options on the handler or the group (`timeout`, `if`, …) stay.
+fn up_to_date(
+    text: &str,
+    group: &Node,
+    handler: usize,
+    wanted: &Wanted,
+    command: &str,
+    style: &Style,
+) -> Option<String> {
+    let matcher = group.member("matcher");
+    let current = matcher.and_then(|(_, m)| as_str(text, m));
+    let every = current.as_deref().is_none_or(|m| m.is_empty() || m == "*");
+    match (&wanted.matcher, matcher) {
+        (Some(want), Some((_, node))) if current.as_ref() != Some(want) => {
+            return Some(jsonedit::replace(text, node, &Value::String(want.clone()), style));
+        }
+        (Some(want), None) => {
+            let value = Value::String(want.clone());
+            return Some(jsonedit::insert_member(text, group, "matcher", &value, style));
+        }
+        (None, Some((index, _))) if !every => {
+            return Some(jsonedit::remove_entry(text, group, index));
+        }
+        _ => {}
+    }
+    let (_, handlers) = group.member("hooks")?;
+    let (_, node) = handlers.items()?.get(handler)?.member("command")?;
+    (as_str(text, node).as_deref() != Some(command))
+        .then(|| jsonedit::replace(text, node, &Value::String(command.to_owned()), style))
+}
 
 /// The edit that adds the first wanted entry not there yet (all of `hooks` at once when the
 /// file has none); `None` when every one is there.
@@ -417,17 +478,6 @@ fn add_missing(
     }))
 }
 
-/// `value` as `serde_json` holds it, to compare with what a file holds.
-fn to_json(value: &Value) -> serde_json::Value {
-    match value {
-        Value::String(text) => serde_json::Value::String(text.clone()),
-        Value::Array(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
-        Value::Object(members) => serde_json::Value::Object(
-            members.iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,6 +505,9 @@ mod tests {
             ("echo hookpack-stop", None),
             ("node ~/hooks/guard.js", None),
             ("hook\\pack-stop;ls", Some("hookpack-stop")),
+            ("A=1 B='x y' exec env hookpack-stop", Some("hookpack-stop")),
+            ("command /x/hookpack-stop", Some("hookpack-stop")),
+            ("X=1", None),
         ] {
             assert_eq!(hook_binary(command).as_deref(), binary, "{command}");
         }

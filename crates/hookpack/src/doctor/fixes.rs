@@ -13,13 +13,20 @@ use hook_runtime::confined::Confined;
 use rules_compiler::Layout;
 
 use super::{Check, Status, setup};
+use crate::install::Scope;
 
 /// Applies the fixes `checks` call for; what each did, or why it could not.
-pub(super) fn apply(layout: &Layout, installation: &Installation, checks: &[Check]) -> Vec<String> {
+/// What compiling prints goes to `out`.
+pub(super) fn apply(
+    layout: &Layout,
+    installation: &Installation,
+    checks: &[Check],
+    out: &mut dyn std::io::Write,
+) -> Vec<String> {
     let mut done = Vec::new();
     let status = |name: &str| checks.iter().find(|c| c.name == name).map(|c| c.status);
     if status("artifact") == Some(Status::Problem) && status("packs") != Some(Status::Problem) {
-        done.push(match crate::commands::compile(layout, false) {
+        done.push(match crate::commands::compile_to(layout, false, out) {
             Ok(true) => "compiled the rules anew".to_owned(),
             Ok(false) => "could not compile the rules: see above".to_owned(),
             Err(err) => format!("could not compile the rules: {err:#}"),
@@ -29,8 +36,8 @@ pub(super) fn apply(layout: &Layout, installation: &Installation, checks: &[Chec
     let needs = setup::needs(installation);
     let wired = setup::wired(installation);
     if setup::hooks(installation, needs.as_ref(), &wired).status != Status::Ok {
-        let dir = hooks_dir_wired(installation, &wired);
         for scope in setup::fix_scopes(installation, &wired) {
+            let dir = hooks_dir_wired(installation, &wired, scope);
             done.push(
                 match crate::install::install_quietly(layout, scope, false, dir.as_deref()) {
                     Ok(said) => said.lines().next().unwrap_or_default().to_owned(),
@@ -48,16 +55,24 @@ pub(super) fn apply(layout: &Layout, installation: &Installation, checks: &[Chec
     done
 }
 
-/// The folder of the hook binaries the settings run now: `--fix` keeps them.
-fn hooks_dir_wired(installation: &Installation, wired: &setup::Wired) -> Option<PathBuf> {
+/// The folder of the hook binaries `scope`'s settings run now, which `--fix` keeps: never one
+/// inside the project (a repository's files are not hooks to wire).
+fn hooks_dir_wired(
+    installation: &Installation,
+    wired: &setup::Wired,
+    scope: Scope,
+) -> Option<PathBuf> {
     let project = match installation {
         Installation::Project { root, .. } => Some(root.as_path()),
         Installation::User { .. } => None,
     };
-    wired.handlers.iter().find_map(|(_, _, found)| {
+    let root = project.and_then(|p| std::fs::canonicalize(p).ok());
+    wired.handlers.iter().filter(|(s, _, _)| *s == scope).find_map(|(_, _, found)| {
         let binary = setup::resolve(&found.command, project)?;
-        let dir = binary.parent()?.to_path_buf();
-        dir.join(hook_model::EventKind::PreToolUse.binary_name()).is_file().then_some(dir)
+        let dir = std::fs::canonicalize(binary.parent()?).ok()?;
+        let inside = root.as_ref().is_some_and(|root| dir.starts_with(root));
+        let hooks = dir.join(hook_model::EventKind::PreToolUse.binary_name()).is_file();
+        (!inside && hooks).then_some(dir)
     })
 }
 

@@ -80,7 +80,10 @@ pub(crate) fn doctor(layout: &Layout, json: bool, fix: bool) -> anyhow::Result<b
     let root = installation.root().to_path_buf();
     let mut fixed = Vec::new();
     if fix {
-        fixed = fixes::apply(layout, &installation, &checks(layout, &installation));
+        // With `--format json`, stdout holds the report alone.
+        let mut out: Box<dyn std::io::Write> =
+            if json { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+        fixed = fixes::apply(layout, &installation, &checks(layout, &installation), &mut out);
     }
     let checks = checks(layout, &installation);
     let healthy = checks.iter().all(|c| c.status != Status::Problem);

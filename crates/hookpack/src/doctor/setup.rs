@@ -43,6 +43,8 @@ pub(super) fn needs(installation: &Installation) -> Option<Needs> {
 pub(super) struct Wired {
     pub(super) handlers: Vec<(Scope, PathBuf, Found)>,
     pub(super) unreadable: Vec<String>,
+    /// Settings that keep every hook from running (`disableAllHooks`).
+    pub(super) disabled: Vec<String>,
 }
 
 /// How a hook wired by hookpack's own Claude Code plugin is shown: the plugin runs its hooks
@@ -74,7 +76,7 @@ fn plugin_handlers() -> Vec<Found> {
 }
 
 pub(super) fn wired(installation: &Installation) -> Wired {
-    let mut wired = Wired { handlers: Vec::new(), unreadable: Vec::new() };
+    let mut wired = Wired { handlers: Vec::new(), unreadable: Vec::new(), disabled: Vec::new() };
     for scope in crate::install::scopes_of(installation) {
         if scope == Scope::User && crate::install::claude_dir().is_none() {
             continue;
@@ -94,6 +96,15 @@ pub(super) fn wired(installation: &Installation) -> Wired {
                 continue;
             }
         };
+        let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+        if value.as_ref().and_then(|v| v.get("disableAllHooks"))
+            == Some(&serde_json::Value::Bool(true))
+        {
+            wired.disabled.push(format!(
+                "{} sets `disableAllHooks`: no hook runs, hookpack's included",
+                file.path.display()
+            ));
+        }
         match wiring::found(&text) {
             Ok(found) => {
                 wired.handlers.extend(found.into_iter().map(|f| (scope, file.path.clone(), f)));
@@ -104,7 +115,7 @@ pub(super) fn wired(installation: &Installation) -> Wired {
                 }
             }
             Err(err) => wired.unreadable.push(format!(
-                "{}: {err:#}; Claude Code does not read it either",
+                "{}: hookpack cannot read it as JSON ({err:#}); it reads no hooks there",
                 file.path.display()
             )),
         }
@@ -112,17 +123,31 @@ pub(super) fn wired(installation: &Installation) -> Wired {
     wired
 }
 
-/// Whether matcher `found` lets through every call `wanted` names (`None`: every call).
-fn covers(found: Option<&str>, wanted: Option<&str>) -> Option<bool> {
+/// Whether matcher `found` of an entry of `kind` lets through every call `wanted` names
+/// (`None`: every call); `None` when it is a regex, which is not told here.
+fn covers(kind: EventKind, found: Option<&str>, wanted: Option<&str>) -> Option<bool> {
+    let Some((_, dashes)) = kind.matcher_field() else { return Some(true) };
     let found = found.map(str::trim).filter(|m| !m.is_empty() && *m != "*");
     let Some(found) = found else { return Some(true) };
-    if !found.bytes().all(|b| b.is_ascii_alphanumeric() || b"_|, -".contains(&b)) {
-        // A regex: what it lets through is not told here.
+    let exact = |b: u8| {
+        b.is_ascii_alphanumeric() || b == b'_' || b == b'|' || (dashes && b",- ".contains(&b))
+    };
+    if !found.bytes().all(exact) {
         return None;
     }
     let Some(wanted) = wanted else { return Some(false) };
-    let names: BTreeSet<&str> = found.split(['|', ',']).map(str::trim).collect();
-    Some(wanted.split('|').all(|name| names.contains(name)))
+    let separators: &[char] = if dashes { &['|', ','] } else { &['|'] };
+    let names: Vec<&str> = found.split(separators).map(str::trim).collect();
+    let covered = |name: &str| {
+        names.iter().any(|n| {
+            if kind.is_tool_event() {
+                hook_model::matcher_covers(n, name, None)
+            } else {
+                *n == name
+            }
+        })
+    };
+    Some(wanted.split('|').all(covered))
 }
 
 /// `hooks`: every event the rules need wired, with a matcher that lets their calls through;
@@ -131,6 +156,7 @@ pub(super) fn hooks(installation: &Installation, needs: Option<&Needs>, wired: &
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
     problems.extend(wired.unreadable.iter().cloned());
+    problems.extend(wired.disabled.iter().cloned());
     let mut by_event: BTreeMap<&str, Vec<&(Scope, PathBuf, Found)>> = BTreeMap::new();
     for entry in &wired.handlers {
         by_event.entry(entry.2.event.as_str()).or_default().push(entry);
@@ -179,7 +205,10 @@ pub(super) fn hooks(installation: &Installation, needs: Option<&Needs>, wired: &
     };
     let events = by_event.len();
     let (status, summary, details) = match (problems.is_empty(), warnings.is_empty()) {
-        _ if wired.handlers.is_empty() && wired.unreadable.is_empty() => {
+        _ if wired.handlers.is_empty()
+            && wired.unreadable.is_empty()
+            && needs.is_none_or(|n| !n.wanted.is_empty()) =>
+        {
             let check = Check::new(
                 "hooks",
                 Status::Problem,
@@ -231,8 +260,14 @@ pub(super) fn hooks(installation: &Installation, needs: Option<&Needs>, wired: &
 /// user's for the user's folder).
 pub(super) fn fix_scopes(installation: &Installation, wired: &Wired) -> Vec<Scope> {
     let mut scopes: Vec<Scope> = Vec::new();
+    // A project's run never rewrites the user's settings (they serve every project), nor the
+    // other way round.
+    let own = |scope: Scope| match installation {
+        Installation::Project { .. } => scope != Scope::User,
+        Installation::User { .. } => scope == Scope::User,
+    };
     for (scope, _, found) in &wired.handlers {
-        if found.command != PLUGIN && !scopes.contains(scope) {
+        if found.command != PLUGIN && own(*scope) && !scopes.contains(scope) {
             scopes.push(*scope);
         }
     }
@@ -302,7 +337,8 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// What `binary --version` says, within [`VERSION_DEADLINE`].
+/// What `binary --version` says, within [`VERSION_DEADLINE`]. Its output is read by a thread
+/// of its own: a process it started may hold the pipe open after it exits.
 fn version_of(binary: &Path) -> Result<String, String> {
     let mut child = Command::new(binary)
         .arg("--version")
@@ -311,6 +347,15 @@ fn version_of(binary: &Path) -> Result<String, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|err| format!("cannot be run ({err})"))?;
+    let stdout = child.stdout.take();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = String::new();
+        if let Some(stdout) = stdout {
+            let _ = stdout.take(4096).read_to_string(&mut out);
+        }
+        let _ = sender.send(out);
+    });
     let started = Instant::now();
     loop {
         match child.try_wait() {
@@ -325,11 +370,11 @@ fn version_of(binary: &Path) -> Result<String, String> {
             }
         }
     }
-    let mut out = String::new();
-    if let Some(stdout) = child.stdout.as_mut() {
-        let _ = stdout.take(4096).read_to_string(&mut out);
-    }
-    Ok(out.trim().to_owned())
+    let left = VERSION_DEADLINE.saturating_sub(started.elapsed());
+    receiver
+        .recv_timeout(left)
+        .map(|out| out.trim().to_owned())
+        .map_err(|_| "did not answer --version in time".to_owned())
 }
 
 /// The fingerprint in a `hookpack 0.0.0 (fingerprint 0123…)` line.
@@ -367,6 +412,16 @@ pub(super) fn binaries(installation: &Installation, needs: Option<&Needs>, wired
             problems.push(format!("`{command}`: not found on PATH"));
             continue;
         };
+        let real = std::fs::canonicalize(&binary).unwrap_or_else(|_| binary.clone());
+        let root = project.and_then(|p| std::fs::canonicalize(p).ok());
+        if root.is_some_and(|root| real.starts_with(root)) {
+            problems.push(format!(
+                "`{command}` runs {}, inside the project: a repository's file, which doctor does \
+                 not run; hookpack's hooks are installed outside repositories",
+                binary.display()
+            ));
+            continue;
+        }
         if !is_executable(&binary) {
             problems.push(format!(
                 "`{command}`: {} is missing or not executable; Claude Code reports a hook error \
@@ -441,7 +496,9 @@ pub(super) fn gitignore(installation: &Installation) -> Option<Check> {
     // Ignored another way (the repository's own .gitignore) counts, when git can tell.
     let missing: Vec<&str> = missing
         .into_iter()
-        .filter(|entry| !ignored_by_git(root, &dir.join(entry.trim_end_matches('/')).join("x")))
+        .filter(|entry| {
+            !crate::install::ignored_by_git(root, &dir.join(entry.trim_end_matches('/')).join("x"))
+        })
         .collect();
     if missing.is_empty() {
         return Some(Check::new(
@@ -463,20 +520,6 @@ pub(super) fn gitignore(installation: &Installation) -> Option<Check> {
         )
         .fix(format!("`hookpack doctor --fix` adds them to {}", shown(&dir.join(".gitignore")))),
     )
-}
-
-/// Whether git, where the project is a repository and git is installed, ignores `path`.
-fn ignored_by_git(root: &Path, path: &Path) -> bool {
-    Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["check-ignore", "-q", "--no-index"])
-        .arg(path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 /// `user`: the user's own packs, which apply in every project; files in a packs folder that
@@ -543,7 +586,7 @@ fn against_needs(
         }
         let verdicts: Vec<Option<bool>> = right
             .iter()
-            .map(|e| covers(e.2.matcher.as_deref(), wanted.matcher.as_deref()))
+            .map(|e| covers(wanted.kind, e.2.matcher.as_deref(), wanted.matcher.as_deref()))
             .collect();
         if verdicts.contains(&Some(true)) {
             continue;
@@ -574,5 +617,24 @@ fn against_needs(
                 "{event} is wired but no rule needs it: a process for nothing on every call"
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_matcher_covers_what_claude_code_lets_through() {
+        use EventKind::{PreToolUse, StopFailure, UserPromptSubmit};
+        assert_eq!(covers(PreToolUse, Some("Task"), Some("Agent")), Some(true));
+        assert_eq!(covers(PreToolUse, Some("Bash"), Some("Bash|Write")), Some(false));
+        assert_eq!(covers(PreToolUse, Some("Write, Bash"), Some("Bash|Write")), Some(true));
+        assert_eq!(covers(PreToolUse, Some("*"), Some("Bash")), Some(true));
+        assert_eq!(covers(PreToolUse, Some("Bash"), None), Some(false));
+        assert_eq!(covers(PreToolUse, Some("^Bash$"), Some("Bash")), None);
+        // Ignored where the event takes no matcher; a regex where `-` is not exact.
+        assert_eq!(covers(UserPromptSubmit, Some("x"), None), Some(true));
+        assert_eq!(covers(StopFailure, Some("rate-limit"), Some("rate_limit")), None);
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use hook_model::EventKind;
 use serde_json::json;
 
-use crate::{fake_bin, hook, hookpack, hookpack_with, project, text};
+use crate::{bin_dir, fake_bin, hook, hookpack, hookpack_with, project, text};
 
 const GUARD: &str = r#"[pack]
 name = "guard"
@@ -65,7 +65,7 @@ fn database(dir: &Path) -> std::path::PathBuf {
 /// Runs `hookpack doctor` (with the project's `bin/` and the system's folders on `PATH`) and
 /// pins its output; returns the exit code.
 fn doctor(name: &str, dir: &Path, args: &[&str]) -> i32 {
-    let path = std::path::PathBuf::from(format!("{}/bin:/usr/bin:/bin", dir.display()));
+    let path = std::path::PathBuf::from(format!("{}:/usr/bin:/bin", bin_dir(dir).display()));
     doctor_with(name, dir, args, &[("PATH", &path)])
 }
 
@@ -83,6 +83,7 @@ fn doctor_with(name: &str, dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> 
     settings.add_filter(r"this hook reads format \d+", "this hook reads format [FORMAT_VERSION]");
     settings.add_filter(r"fingerprint [0-9a-f]{16}", "fingerprint [FINGERPRINT]");
     settings.add_filter(r"in \d+ ms", "in [N] ms");
+    settings.add_filter(r"\[TMP\]/hookpack-cli-bin/doctor-[a-z-]+", "[HOOKS]");
     let bin = Path::new(env!("CARGO_BIN_EXE_hookpack")).parent().unwrap();
     settings.add_filter(&regex_escape(&bin.display().to_string()), "[BIN]");
     let code = out.status.code().unwrap();
@@ -179,7 +180,7 @@ fn edit_settings(dir: &Path, change: impl FnOnce(&mut serde_json::Value)) {
 }
 
 fn entry(dir: &Path, binary: &str) -> serde_json::Value {
-    json!([{"hooks": [{"type": "command", "command": format!("{}/bin/{binary}", dir.display())}]}])
+    json!([{"hooks": [{"type": "command", "command": bin_dir(dir).join(binary)}]}])
 }
 
 #[test]
@@ -230,18 +231,33 @@ fn setup_problems_name_the_cause_and_the_fix() {
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"] =
             json!(format!("\"$HOME\"/gone/bin/hookpack-pre-tool-use"));
     });
-    let home = dir.join("home");
-    let path = std::path::PathBuf::from(format!("{}/bin:/usr/bin:/bin", dir.display()));
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli-home");
+    let path = std::path::PathBuf::from(format!("{}:/usr/bin:/bin", bin_dir(&dir).display()));
     let env = [("PATH", path.as_path()), ("HOME", home.as_path())];
     assert_eq!(doctor_with("binary-missing", &dir, &[], &env), 1);
 
     restore();
-    let other = dir.join("bin/hookpack-pre-tool-use");
+    let other = bin_dir(&dir).join("hookpack-pre-tool-use");
     let script = std::fs::read_to_string(&other).unwrap();
     std::fs::write(&other, "#!/bin/sh\necho 'hookpack 0.0.1 (fingerprint 0000000000000001)'\n")
         .unwrap();
     assert_eq!(doctor("binary-other-version", &dir, &[]), 1);
     std::fs::write(&other, script).unwrap();
+
+    // A repository's own file named as a hook: doctor does not run it.
+    restore();
+    let planted = dir.join("tools/hookpack-pre-tool-use");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    let marker = dir.join("ran");
+    std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    edit_settings(&dir, |v| {
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"] =
+            json!("\"$CLAUDE_PROJECT_DIR\"/tools/hookpack-pre-tool-use");
+    });
+    assert_eq!(doctor("binary-in-project", &dir, &[]), 1);
+    assert!(!marker.exists());
+    restore();
 
     // hookpack itself not on PATH: the hooks still run (their commands are paths).
     let path = std::path::PathBuf::from("/usr/bin:/bin");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::{fake_bin, hookpack, hookpack_with, project, text};
+use crate::{fake_bin, fake_bin_at, hookpack, hookpack_with, project, text};
 
 const PACK: &str = r#"[pack]
 name = "team"
@@ -52,7 +52,10 @@ const SETTINGS: &str = r#"{
 
 /// A compiled project with the user's settings, and its fake hook binaries.
 fn compiled(name: &str, settings: Option<&str>) -> (PathBuf, PathBuf) {
-    let mut files = vec![(".claude/hookpack/packs/team.toml", PACK)];
+    let mut files = vec![
+        (".claude/hookpack/packs/team.toml", PACK),
+        (".claude/hookpack/.gitignore", "compiled/\nstate/\nlocal/\nhookpack.local.toml\n"),
+    ];
     if let Some(settings) = settings {
         files.push((".claude/settings.json", settings));
     }
@@ -70,6 +73,7 @@ fn run(dir: &Path, bin: &Path, args: &[&str]) -> (i32, String) {
     }
     let out = hookpack(dir, &all);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let said = said.replace(&text(bin.as_os_str().as_encoded_bytes()), "[HOOKS]");
     (
         out.status.code().unwrap(),
         said.replace(&text(dir.as_os_str().as_encoded_bytes()), "[PROJECT]"),
@@ -223,7 +227,8 @@ fn install_refuses_what_it_cannot_do_right_and_writes_nothing() {
 
     // Not JSON (comments), a `hooks` that is no object, a link.
     let (dir, bin) = compiled("install-refuses", None);
-    for bad in ["// mine\n{}\n", "{\"hooks\": []}", "[]"] {
+    let twice = "{\"hooks\": {\"Stop\": [], \"Stop\": []}}";
+    for bad in ["// mine\n{}\n", "{\"hooks\": []}", "[]", twice] {
         std::fs::write(dir.join(".claude/settings.json"), bad).unwrap();
         let (code, said) = run(&dir, &bin, &["install"]);
         assert_eq!(code, 1, "{said}");
@@ -258,6 +263,14 @@ fn a_worktree_hook_and_handlers_shared_by_hand_are_put_right() {
         json!([{"type": "command", "command": "echo hi"}])
     );
     assert_eq!(value["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2);
+
+    // The file ran hookpack before the install: uninstall takes hookpack out rather than put
+    // the hand-wired handlers back.
+    let (code, said) = run(&dir, &bin, &["uninstall"]);
+    assert_eq!(code, 0, "{said}");
+    let after = settings(&dir);
+    assert!(!after.contains("hookpack-"), "{after}");
+    assert!(after.contains("echo hi"), "{after}");
 }
 
 #[test]
@@ -280,7 +293,7 @@ fn local_and_user_scopes_have_their_own_files() {
     let env = [("HOME", home.as_path()), ("XDG_CONFIG_HOME", config.as_path())];
     let out = hookpack_with(&dir, &["compile", "--user"], &env);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let user_bin = fake_bin(&home.join(".local"));
+    let user_bin = fake_bin_at(&home.join(".local/bin"));
     let out =
         hookpack_with(&dir, &["install", "--user", "--hooks", user_bin.to_str().unwrap()], &env);
     assert!(out.status.success(), "{}", text(&out.stderr));

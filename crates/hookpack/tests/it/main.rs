@@ -48,11 +48,23 @@ pub(crate) fn hookpack_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) ->
     command.output().unwrap()
 }
 
-/// `<dir>/bin`: a `hookpack` and a `hookpack-<event>` for every event, scripts that say the
-/// version of this hookpack (what `hookpack install --hooks` and `doctor` look for).
+/// The folder of the project `dir`'s hook binaries ([`fake_bin`]): outside the project, as
+/// installed hooks are.
+pub(crate) fn bin_dir(dir: &Path) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli-bin").join(dir.file_name().unwrap())
+}
+
+/// [`bin_dir`] with a `hookpack` and a `hookpack-<event>` for every event, scripts that say
+/// the version of this hookpack (what `hookpack install --hooks` and `doctor` look for).
 pub(crate) fn fake_bin(dir: &Path) -> PathBuf {
+    fake_bin_at(&bin_dir(dir))
+}
+
+/// [`fake_bin`] in folder `bin`.
+pub(crate) fn fake_bin_at(bin: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt as _;
-    let bin = dir.join("bin");
+    let bin = bin.to_path_buf();
+    let _ = std::fs::remove_dir_all(&bin);
     std::fs::create_dir_all(&bin).unwrap();
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{}'; fi\n",
