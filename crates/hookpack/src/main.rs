@@ -8,6 +8,7 @@
 mod commands;
 mod doctor;
 mod explain;
+mod import;
 mod init;
 mod install;
 mod jsonedit;
@@ -45,6 +46,10 @@ commands:
                       session state and the fail-closed guards, the failures recorded, and
                       the fix (exit 1: problems; --fix: compile, rewire the hooks and add the
                       .gitignore lines where that is what it takes)
+  import synapse|claude-rules|hookify <dir> [--dry-run]
+                      turn a SYNAPSE folder (.synapse), Claude Code's rule files (.claude/rules)
+                      or hookify's rules (hookify.*.local.md) into packs with tests, written
+                      to packs/; says what it could not translate; then runs the packs' tests
   memory list [--namespace NS] [--limit N]
                       the stored memories, newest first
   memory search <words…> [--limit N]
@@ -121,7 +126,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 parsed.limit = Some(n.parse().map_err(|_| format!("--limit: `{n}` is no number"))?);
             }
             "--local" if is_install(&parsed.command) => parsed.local = true,
-            "--dry-run" if is_install(&parsed.command) => parsed.dry_run = true,
+            "--dry-run" if is_install(&parsed.command) || parsed.command == "import" => {
+                parsed.dry_run = true;
+            }
             "--hooks" if parsed.command == "install" => {
                 parsed.hooks = Some(rest.next().ok_or("--hooks needs a folder")?.into());
             }
@@ -144,7 +151,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             _ if parsed.command == "explain" && parsed.payload.is_none() => {
                 parsed.payload = Some(arg.clone());
             }
-            _ if parsed.command == "memory" => parsed.words.push(arg.clone()),
+            _ if parsed.command == "memory" || parsed.command == "import" => {
+                parsed.words.push(arg.clone());
+            }
             _ => return Err(format!("unexpected argument `{arg}`")),
         }
     }
@@ -204,6 +213,18 @@ fn main() -> ExitCode {
                 install::uninstall(&layout, scope, args.dry_run)
             }
         }
+        "import" => match args.words.as_slice() {
+            [kind, dir] => import::import(
+                &commands::layout(args.project.as_deref(), args.user),
+                kind,
+                std::path::Path::new(dir),
+                args.dry_run,
+            ),
+            _ => {
+                eprint!("error: `import` takes what to import and its folder\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
         "doctor" => doctor::doctor(
             &commands::layout(args.project.as_deref(), args.user),
             args.json,

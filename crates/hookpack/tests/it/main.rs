@@ -5,6 +5,7 @@ mod answers;
 mod cli;
 mod doctor;
 mod explain;
+mod import;
 mod install;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,171 @@
+//! `import claude-rules <.claude/rules>`: Claude Code's own rule files (markdown, with `paths:`
+//! globs in their front matter) as path rules. Claude Code loads such a file when the model
+//! reads a matching file, not when it writes or creates one; the rule imported gives the text
+//! before a read, a write or an edit of a matching file, once per session.
+
+use std::path::Path;
+
+use globset::GlobBuilder;
+
+use super::yaml::{Yaml, front_matter};
+use super::{Pack, Translation, files, read, rule_id, shown, toml_list, toml_str, unique};
+
+/// The tools whose file path the imported rules read.
+const TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit";
+
+pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
+    let mut out = Translation::default();
+    let mut pack = Pack::new(
+        "claude-rules",
+        "Claude Code's rule files, given before a matching file is read, written or edited",
+    );
+    let mut ids = Vec::new();
+    for path in files(dir, &|name| name.to_ascii_lowercase().ends_with(".md"))? {
+        let place = shown(dir, &path);
+        let text = match read(&path) {
+            Ok(text) => text,
+            Err(err) => {
+                out.untranslated.push(format!("{place}: {err:#}"));
+                continue;
+            }
+        };
+        let (head, body) = front_matter(&text);
+        let body = body.trim();
+        let mut globs = head.get("paths").map(Yaml::strings).unwrap_or_default();
+        if let Some(cursor) = head.get("globs") {
+            // Cursor's key, which Claude Code does not document: a comma-separated string too.
+            out.notes.push(format!("{place}: `globs:` (Cursor's key) read as `paths:`"));
+            globs.extend(
+                cursor.strings().iter().flat_map(|g| g.split(',').map(|g| g.trim().to_owned())),
+            );
+        }
+        if let Yaml::Map(members) = &head {
+            for (key, _) in members {
+                if !matches!(key.as_str(), "paths" | "globs" | "description") {
+                    out.untranslated.push(format!(
+                        "{place}: front matter `{key}:` has no meaning for hookpack; left out"
+                    ));
+                }
+            }
+        }
+        if body.is_empty() {
+            out.untranslated
+                .push(format!("{place}: no text after the front matter; nothing to give"));
+            continue;
+        }
+        if globs.is_empty() {
+            out.untranslated.push(format!(
+                "{place}: no `paths:`, so Claude Code loads it at every session's start already; left to it"
+            ));
+            continue;
+        }
+        let mut patterns = Vec::new();
+        for glob in globs.iter().map(|g| g.trim()).filter(|g| !g.is_empty()) {
+            let relative = glob.trim_start_matches("./");
+            if relative != glob {
+                out.notes.push(format!("{place}: glob `{glob}` read as `{relative}` (paths are from the project's root)"));
+            }
+            if GlobBuilder::new(relative).literal_separator(true).build().is_err() {
+                out.untranslated
+                    .push(format!("{place}: glob `{glob}` is not a glob hookpack reads; left out"));
+                continue;
+            }
+            patterns.push(relative.to_owned());
+        }
+        if patterns.is_empty() {
+            continue;
+        }
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("rule");
+        let id = unique(&rule_id(stem), &mut ids);
+        let description = head.get("description").and_then(Yaml::as_str).map_or_else(
+            || format!("{place}, before a matching file is read or changed"),
+            str::to_owned,
+        );
+        pack.rule(
+            &format!("From {place}."),
+            &[
+                ("id", toml_str(&id)),
+                ("description", toml_str(&description)),
+                ("on", toml_str("PreToolUse")),
+                ("tool", toml_str(TOOLS)),
+                ("paths", toml_list(&patterns)),
+                ("once", toml_str("session")),
+                ("context", toml_str(body)),
+            ],
+        );
+        draw_test(&mut pack, &mut out, &id, &place, &patterns);
+    }
+    if pack.rule_count() > 0 {
+        out.notes.push(
+            "Claude Code still loads the rule files themselves when a matching file is read: remove \
+             their `paths:` files (or the files) once the pack gives them"
+                .to_owned(),
+        );
+        out.packs.push(pack);
+    }
+    Ok(out)
+}
+
+/// A test of rule `id`: writing a file its globs match gives its text.
+fn draw_test(pack: &mut Pack, out: &mut Translation, id: &str, place: &str, patterns: &[String]) {
+    let Some(file) = patterns.iter().find_map(|g| sample_path(g)) else {
+        out.notes.push(format!("{place}: no file path could be drawn from its globs for a test"));
+        return;
+    };
+    pack.test(
+        &format!("{id}: writing {file} gives the rule"),
+        &format!(
+            "{{ hook_event_name = \"PreToolUse\", tool_name = \"Write\", tool_input = {{ file_path = {}, content = \"\" }} }}",
+            toml_str(&file)
+        ),
+        &format!("{{ rules = [{}] }}", toml_str(&format!("claude-rules/{id}"))),
+        "",
+    );
+}
+
+/// A path `glob` matches, drawn from it: every wildcard given its simplest text.
+pub(super) fn sample_path(glob: &str) -> Option<String> {
+    if glob.starts_with('!') {
+        return None;
+    }
+    let mut path = String::new();
+    let mut chars = glob.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                if chars.peek() == Some(&'/') {
+                    chars.next();
+                } else {
+                    path.push('x');
+                }
+            }
+            '*' | '?' => path.push('x'),
+            '{' => {
+                let inner: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                path.push_str(inner.split(',').next().unwrap_or(""));
+            }
+            '[' => {
+                let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
+                path.push(inner.chars().find(|c| *c != '!' && *c != '^').unwrap_or('x'));
+            }
+            '\\' => path.extend(chars.next()),
+            c => path.push(c),
+        }
+    }
+    let matcher = GlobBuilder::new(glob).literal_separator(true).build().ok()?.compile_matcher();
+    (!path.is_empty() && matcher.is_match(&path)).then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_drawn_from_each_glob() {
+        assert_eq!(sample_path("src/api/**/*.ts").as_deref(), Some("src/api/x.ts"));
+        assert_eq!(sample_path("**/*.{ts,tsx}").as_deref(), Some("x.ts"));
+        assert_eq!(sample_path("docs/[a-z]*.md").as_deref(), Some("docs/ax.md"));
+        assert_eq!(sample_path("!vendor/**"), None);
+    }
+}

@@ -1,0 +1,313 @@
+//! `hookpack import synapse|claude-rules|hookify <dir>`: the setups hookpack replaces, turned
+//! into packs. Each importer reads its setup (bounded reads, regular files only) and returns a
+//! [`Translation`]: the packs, with `[[test]]` cases drawn from what it read, and every part it
+//! could not translate or translated with a change of meaning, said, never dropped silently.
+//! The command writes the packs into the project (never over a file), then lints them and runs
+//! their tests.
+
+mod claude_rules;
+mod hookify;
+mod synapse;
+mod yaml;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use hook_engine::layout;
+use hook_runtime::confined::Confined;
+use rules_compiler::Layout;
+
+use crate::commands::installation;
+
+/// The largest file an importer reads.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The most files an importer reads from one setup.
+const MAX_FILES: usize = 2_000;
+
+/// What an importer made of a setup.
+#[derive(Debug, Default)]
+pub(crate) struct Translation {
+    pub(crate) packs: Vec<Pack>,
+    /// What could not be translated: the source, and why.
+    pub(crate) untranslated: Vec<String>,
+    /// What was translated with a difference the user should know of.
+    pub(crate) notes: Vec<String>,
+}
+
+/// A pack being written.
+#[derive(Debug)]
+pub(crate) struct Pack {
+    pub(crate) name: String,
+    description: String,
+    rules: Vec<String>,
+    tests: Vec<String>,
+}
+
+impl Pack {
+    pub(crate) fn new(name: &str, description: &str) -> Pack {
+        Pack {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            rules: Vec::new(),
+            tests: Vec::new(),
+        }
+    }
+
+    /// Adds a rule: `comment` (its source) above, then `keys` in order, each `key = <TOML value>`.
+    pub(crate) fn rule(&mut self, comment: &str, keys: &[(&str, String)]) {
+        let mut text = String::new();
+        for line in comment.lines() {
+            let _ = writeln!(text, "# {line}");
+        }
+        text.push_str("[[rule]]\n");
+        for (key, value) in keys {
+            let _ = writeln!(text, "{key} = {value}");
+        }
+        self.rules.push(text);
+    }
+
+    /// Adds a test: `name`, the inline table of its `event`, that of its `expect`, and its
+    /// `given` (empty: none).
+    pub(crate) fn test(&mut self, name: &str, event: &str, expect: &str, given: &str) {
+        let mut text = format!("[[test]]\nname = {}\n", toml_str(name));
+        if !given.is_empty() {
+            let _ = writeln!(text, "given = {given}");
+        }
+        let _ = writeln!(text, "event = {event}\nexpect = {expect}");
+        self.tests.push(text);
+    }
+
+    pub(crate) fn rule_count(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The pack's file.
+    fn text(&self, source: &Path) -> String {
+        let mut text = format!(
+            "#:schema ../schemas/rule-pack.schema.json\n# Imported by `hookpack import` from {}.\n\n[pack]\nname = {}\ndescription = {}\n",
+            source.display(),
+            toml_str(&self.name),
+            toml_str(&self.description)
+        );
+        for part in self.rules.iter().chain(&self.tests) {
+            text.push('\n');
+            text.push_str(part);
+        }
+        text
+    }
+}
+
+/// `text` as a TOML string: a literal one where it can be (`'…'`, or `'''…'''` over several
+/// lines), else a basic one with escapes.
+pub(crate) fn toml_str(text: &str) -> String {
+    let plain = |c: char| !c.is_control() || c == '\t';
+    if !text.contains('\'') && text.chars().all(plain) {
+        return format!("'{text}'");
+    }
+    let multiline = |c: char| !c.is_control() || c == '\t' || c == '\n';
+    if text.contains('\n')
+        && !text.contains("'''")
+        && !text.ends_with('\'')
+        && text.chars().all(multiline)
+    {
+        return format!("'''\n{text}'''");
+    }
+    let mut out = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A TOML array of strings.
+pub(crate) fn toml_list(items: &[String]) -> String {
+    format!("[{}]", items.iter().map(|i| toml_str(i)).collect::<Vec<_>>().join(", "))
+}
+
+/// A rule id from a name: lowercase letters, digits and `-`, starting with a letter.
+pub(crate) fn rule_id(name: &str) -> String {
+    let mut id = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            id.push(c.to_ascii_lowercase());
+        } else if !id.ends_with('-') && !id.is_empty() {
+            id.push('-');
+        }
+    }
+    let id = id.trim_end_matches('-').to_owned();
+    match id.chars().next() {
+        None => "rule".to_owned(),
+        Some(c) if !c.is_ascii_lowercase() => format!("r-{id}"),
+        Some(_) => id,
+    }
+}
+
+/// `base`, or `base-2`, `base-3`, … if `taken` has it.
+pub(crate) fn unique(base: &str, taken: &mut Vec<String>) -> String {
+    let mut id = base.to_owned();
+    let mut n = 2;
+    while taken.contains(&id) {
+        id = format!("{base}-{n}");
+        n += 1;
+    }
+    taken.push(id.clone());
+    id
+}
+
+/// A file's text: a regular file (not through a link), at most [`MAX_FILE_BYTES`], UTF-8.
+pub(crate) fn read(path: &Path) -> anyhow::Result<String> {
+    let meta =
+        std::fs::symlink_metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    let bytes = hook_engine::bounded::read_regular(path, MAX_FILE_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))
+}
+
+/// The files below `dir` (real folders only, at most 8 deep) that `keep` accepts, sorted.
+pub(crate) fn files(dir: &Path, keep: &dyn Fn(&str) -> bool) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut folders = vec![(dir.to_path_buf(), 0)];
+    while let Some((folder, depth)) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).with_context(|| format!("reading {}", folder.display()))?;
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(kind) = entry.file_type() else { continue };
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if kind.is_dir() && depth < 8 && !name.starts_with('.') {
+                folders.push((entry.path(), depth + 1));
+            } else if kind.is_file() && keep(&name) {
+                found.push(entry.path());
+            }
+            if found.len() > MAX_FILES {
+                bail!("more than {MAX_FILES} files below {}", dir.display());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// `path` relative to `base` when below it.
+pub(crate) fn shown(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).display().to_string()
+}
+
+/// `hookpack import <kind> <dir> [--dry-run]`.
+pub(crate) fn import(
+    layout: &Layout,
+    kind: &str,
+    source: &Path,
+    dry_run: bool,
+) -> anyhow::Result<bool> {
+    if !source.is_dir() {
+        bail!("{} is not a folder", source.display());
+    }
+    let translation = match kind {
+        "synapse" => synapse::translate(source),
+        "claude-rules" => claude_rules::translate(source)?,
+        "hookify" => hookify::translate(source)?,
+        other => {
+            bail!("cannot import `{other}`: the importers are synapse, claude-rules and hookify")
+        }
+    };
+    let installation = installation(layout).context("no project and no user folder")?;
+    let confined = Confined::of(&installation);
+    let packs_dir = confined.path().join(layout::PACKS_DIR);
+    let written: Vec<(PathBuf, String, &Pack)> = translation
+        .packs
+        .iter()
+        .map(|pack| (packs_dir.join(format!("{}.toml", pack.name)), pack.text(source), pack))
+        .collect();
+    if dry_run {
+        for (path, text, _) in &written {
+            println!("# {}\n{text}", path.display());
+        }
+    } else {
+        for (path, _, _) in &written {
+            if std::fs::symlink_metadata(path).is_ok() {
+                bail!(
+                    "{} exists; nothing written (move it away, or import elsewhere)",
+                    path.display()
+                );
+            }
+        }
+        let dir = confined
+            .dir(layout::PACKS_DIR)
+            .with_context(|| format!("writing {}", packs_dir.display()))?;
+        for (path, text, _) in &written {
+            let name = path.file_name().and_then(|n| n.to_str()).context("a pack's file name")?;
+            let mut file =
+                dir.create_new(name).with_context(|| format!("writing {}", path.display()))?;
+            std::io::Write::write_all(&mut file, text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    let verb = if dry_run { "would write" } else { "wrote" };
+    for (path, _, pack) in &written {
+        println!(
+            "{verb} {} ({} rules, {} tests)",
+            path.display(),
+            pack.rules.len(),
+            pack.tests.len()
+        );
+    }
+    if written.is_empty() {
+        println!("nothing to import from {}", source.display());
+    }
+    if !translation.untranslated.is_empty() {
+        println!("\nnot translated:");
+        for line in &translation.untranslated {
+            println!("  {line}");
+        }
+    }
+    if !translation.notes.is_empty() {
+        println!("\ntranslated with a difference:");
+        for line in &translation.notes {
+            println!("  {line}");
+        }
+    }
+    if dry_run || written.is_empty() {
+        return Ok(true);
+    }
+    println!("\nthe packs, as `hookpack test` runs them:");
+    let tested = crate::commands::test(layout)?;
+    if tested {
+        println!("next: `hookpack compile`, then `hookpack install`");
+    }
+    Ok(tested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_and_ids_are_written_as_toml_reads_them() {
+        for text in ["plain", "it's", "two\nlines", "ends with '", "tab\there", "bell\u{7}", "'''"]
+        {
+            let doc = format!("v = {}", toml_str(text));
+            let parsed: toml::Table = toml::from_str(&doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+            assert_eq!(parsed["v"].as_str(), Some(text), "{doc}");
+        }
+        assert_eq!(rule_id("Block dangerous rm!"), "block-dangerous-rm");
+        assert_eq!(rule_id("2fa"), "r-2fa");
+        assert_eq!(rule_id("--"), "rule");
+        let mut taken = vec!["a".to_owned()];
+        assert_eq!(unique("a", &mut taken), "a-2");
+    }
+}

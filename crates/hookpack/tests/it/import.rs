@@ -1,0 +1,68 @@
+//! `hookpack import`: realistic setups of SYNAPSE, Claude Code's rule files and hookify (written
+//! from what those systems read) turned into packs that lint clean and whose tests pass; what
+//! cannot be translated is reported.
+
+use std::path::Path;
+
+use crate::{hookpack, project, text};
+
+/// Imports fixture `kind` (its folder below `tests/fixtures/import/<kind>/`) into a new
+/// project; pins the report and the pack written; checks that the packs lint clean and pass.
+fn import(kind: &str, folder: &str) {
+    let dir = project(&format!("import-{kind}"), &[]);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import").join(kind);
+    let source = fixtures.join(folder);
+    let out = hookpack(&dir, &["import", kind, source.to_str().unwrap()]);
+    let report = text(&out.stdout).replace(fixtures.to_str().unwrap(), "[FIXTURES]");
+    assert_eq!(out.status.code(), Some(0), "{report}{}", text(&out.stderr));
+    let pack = std::fs::read_to_string(dir.join(format!(".claude/hookpack/packs/{kind}.toml")))
+        .unwrap()
+        .replace(fixtures.to_str().unwrap(), "[FIXTURES]");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(r"\[TMP\]/hookpack-cli/import-[a-z-]+", "[PROJECT]");
+    settings.bind(|| {
+        insta::assert_snapshot!(format!("import@{kind}"), format!("{report}\n---\n{pack}"));
+    });
+
+    let lint = hookpack(&dir, &["lint"]);
+    assert_eq!(lint.status.code(), Some(0), "{}", text(&lint.stderr));
+    assert_eq!(text(&lint.stderr), "", "lint warns");
+    let test = hookpack(&dir, &["test"]);
+    assert_eq!(test.status.code(), Some(0), "{}", text(&test.stdout));
+    assert!(hookpack(&dir, &["compile"]).status.success());
+
+    // Never over a pack there is.
+    let again = hookpack(&dir, &["import", kind, source.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("exists; nothing written"), "{}", text(&again.stderr));
+}
+
+#[test]
+fn a_synapse_folder_becomes_a_layered_pack() {
+    import("synapse", ".synapse");
+}
+
+#[test]
+fn claude_rule_files_become_path_rules_that_also_fire_on_writes() {
+    import("claude-rules", ".claude/rules");
+}
+
+#[test]
+fn hookify_rules_become_rules_with_tests_drawn_from_their_patterns() {
+    import("hookify", ".claude");
+}
+
+#[test]
+fn an_import_of_nothing_known_says_so() {
+    let dir = project("import-unknown", &[]);
+    let out = hookpack(&dir, &["import", "cursor", "."]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("the importers are synapse, claude-rules and hookify"));
+    let out = hookpack(&dir, &["import", "hookify"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = hookpack(&dir, &["import", "hookify", ".", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("nothing to import"), "{}", text(&out.stdout));
+}
