@@ -348,7 +348,12 @@ fn run_conversation(
 }
 
 /// Runs `command`, killed after `limit`.
-fn run_limited(mut command: Command, limit: Duration) -> anyhow::Result<std::process::Output> {
+/// Runs `command` (Claude Code, or a README block), killed after `limit` with its process
+/// group when it leads one.
+pub(super) fn run_limited(
+    mut command: Command,
+    limit: Duration,
+) -> anyhow::Result<std::process::Output> {
     let child = command.spawn().context("starting Claude Code")?;
     let id = child.id();
     let (done, finished) = std::sync::mpsc::channel();
@@ -358,9 +363,10 @@ fn run_limited(mut command: Command, limit: Duration) -> anyhow::Result<std::pro
         output
     });
     if finished.recv_timeout(limit).is_err() {
-        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+        let _ =
+            Command::new("kill").args(["-9", "--", &format!("-{id}"), &id.to_string()]).status();
         let _ = waiter.join();
-        bail!("Claude Code did not finish within {limit:?}");
+        bail!("it did not finish within {limit:?}");
     }
     waiter
         .join()

@@ -3,8 +3,10 @@
 //! the README tells a new user is what works. A scenario with `readme = true` sets its project
 //! up this way, and then Claude Code runs in it as the user would.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context as _, bail, ensure};
 
@@ -17,7 +19,13 @@ pub(crate) enum Place {
     Clone,
     /// The user's project.
     Project,
+    /// A fenced block in the user path that is not `sh` (its fence given): an error, since it
+    /// would not be run.
+    Unrunnable,
 }
+
+/// The longest a block may take (`cargo xtask install` builds the release binaries).
+const BLOCK_LIMIT: Duration = Duration::from_mins(40);
 
 /// The sections of the user path, in order, and where their blocks run.
 const SECTIONS: [(&str, Place); 2] =
@@ -28,13 +36,15 @@ pub(crate) fn user_path(readme: &str) -> Vec<(Place, String)> {
     let mut blocks = Vec::new();
     let mut place = None;
     let mut block: Option<String> = None;
+    let mut skipping = false;
     for line in readme.lines() {
         if let Some(text) = &mut block {
             if line.trim_start().starts_with("```") {
-                if let Some(place) = place {
+                if let Some(place) = place.filter(|_| !skipping) {
                     blocks.push((place, std::mem::take(text)));
                 }
                 block = None;
+                skipping = false;
             } else {
                 text.push_str(line);
                 text.push('\n');
@@ -45,6 +55,14 @@ pub(crate) fn user_path(readme: &str) -> Vec<(Place, String)> {
             place = SECTIONS.iter().find(|(title, _)| line.trim_end() == *title).map(|(_, p)| *p);
         } else if line.trim_start() == "```sh" {
             block = Some(String::new());
+        } else if place.is_some() && line.trim_start().starts_with("```") {
+            // Another fence in the user path: a block the runner would skip.
+            let fence = line.trim();
+            if matches!(fence, "```bash" | "```shell" | "```console" | "```") {
+                blocks.push((Place::Unrunnable, fence.to_owned()));
+            }
+            block = Some(String::new());
+            skipping = true;
         }
     }
     blocks
@@ -57,6 +75,9 @@ pub(crate) fn user_path(readme: &str) -> Vec<(Place, String)> {
 pub(crate) fn run(project: &Path, home: &Path, user: &Path, log_dir: &Path) -> anyhow::Result<()> {
     let readme = std::fs::read_to_string(root().join("README.md")).context("reading README.md")?;
     let blocks = user_path(&readme);
+    if let Some((_, fence)) = blocks.iter().find(|(p, _)| *p == Place::Unrunnable) {
+        bail!("README.md's user path has a `{fence}` block: write commands in ```sh blocks");
+    }
     ensure!(
         blocks.iter().any(|(p, _)| *p == Place::Clone)
             && blocks.iter().any(|(p, _)| *p == Place::Project),
@@ -67,16 +88,20 @@ pub(crate) fn run(project: &Path, home: &Path, user: &Path, log_dir: &Path) -> a
     // The toolchain and the crates already downloaded stay where they are.
     let cargo_home = keep("CARGO_HOME", real_home.join(".cargo"));
     let rustup_home = keep("RUSTUP_HOME", real_home.join(".rustup"));
-    let path = std::env::join_paths(
-        std::iter::once(home.join(".local/bin"))
-            .chain(std::iter::once(cargo_home.join("bin")))
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )?;
+    // What a new user has: the toolchain and the system, and `~/.local/bin` (the README tells
+    // them to add it); nothing else of this machine's, no hookpack installed elsewhere.
+    let path = std::env::join_paths([
+        home.join(".local/bin"),
+        cargo_home.join("bin"),
+        PathBuf::from("/usr/local/bin"),
+        PathBuf::from("/usr/bin"),
+        PathBuf::from("/bin"),
+    ])?;
     std::fs::create_dir_all(log_dir)?;
     for (n, (place, block)) in blocks.iter().enumerate() {
         let dir = match place {
             Place::Clone => root(),
-            Place::Project => project.to_path_buf(),
+            Place::Project | Place::Unrunnable => project.to_path_buf(),
         };
         let mut command = Command::new("bash");
         command
@@ -93,7 +118,10 @@ pub(crate) fn run(project: &Path, home: &Path, user: &Path, log_dir: &Path) -> a
         if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
             command.env("CARGO_TARGET_DIR", target);
         }
-        let output = command.output().context("running bash")?;
+        command.process_group(0).stdin(std::process::Stdio::null());
+        command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let output = super::run_limited(command, BLOCK_LIMIT)
+            .with_context(|| format!("README.md's block {n}"))?;
         let said = format!(
             "$ {}\n{}{}",
             block.trim_end().replace('\n', "\n$ "),
@@ -126,8 +154,11 @@ mod tests {
                 (Place::Project, "hookpack doctor\n".to_owned()),
             ]
         );
+        let bash = "## Install\n```bash\ncargo xtask install\n```\n";
+        assert_eq!(user_path(bash), [(Place::Unrunnable, "```bash".to_owned())]);
         let ours = std::fs::read_to_string(root().join("README.md")).unwrap();
         let path = user_path(&ours);
+        assert!(path.iter().all(|(p, _)| *p != Place::Unrunnable), "{path:?}");
         let all: String = path.iter().map(|(_, b)| b.as_str()).collect();
         for step in [
             "cargo xtask install",

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use globset::GlobBuilder;
 
-use super::yaml::{Yaml, front_matter};
+use super::yaml::{Flavor, Yaml, front_matter};
 use super::{Pack, Translation, files, read, rule_id, shown, toml_list, toml_str, unique};
 
 /// The tools whose file path the imported rules read.
@@ -20,7 +20,9 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
         "Claude Code's rule files, given before a matching file is read, written or edited",
     );
     let mut ids = Vec::new();
-    for path in files(dir, &|name| name.to_ascii_lowercase().ends_with(".md"))? {
+    let (found, passed) = files(dir, 8, &|name| name.to_ascii_lowercase().ends_with(".md"))?;
+    out.untranslated.extend(passed);
+    for path in found {
         let place = shown(dir, &path);
         let text = match read(&path) {
             Ok(text) => text,
@@ -29,15 +31,19 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
                 continue;
             }
         };
-        let (head, body) = front_matter(&text);
+        let (head, body) = match front_matter(&text, Flavor::Yaml) {
+            Ok(read) => read,
+            Err(why) => {
+                out.untranslated.push(format!("{place}: {why}"));
+                continue;
+            }
+        };
         let body = body.trim();
         let mut globs = head.get("paths").map(Yaml::strings).unwrap_or_default();
         if let Some(cursor) = head.get("globs") {
             // Cursor's key, which Claude Code does not document: a comma-separated string too.
             out.notes.push(format!("{place}: `globs:` (Cursor's key) read as `paths:`"));
-            globs.extend(
-                cursor.strings().iter().flat_map(|g| g.split(',').map(|g| g.trim().to_owned())),
-            );
+            globs.extend(cursor.strings().iter().flat_map(|g| split_globs(g)));
         }
         if let Yaml::Map(members) = &head {
             for (key, _) in members {
@@ -90,6 +96,8 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
                 ("tool", toml_str(TOOLS)),
                 ("paths", toml_list(&patterns)),
                 ("once", toml_str("session")),
+                // Claude Code loads a rule file whole: no budget drops it.
+                ("pinned", "true".to_owned()),
                 ("context", toml_str(body)),
             ],
         );
@@ -104,6 +112,26 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
         out.packs.push(pack);
     }
     Ok(out)
+}
+
+/// Cursor's comma-separated globs, split at the commas outside `{…}`.
+fn split_globs(text: &str) -> Vec<String> {
+    let mut globs = Vec::new();
+    let (mut current, mut depth) = (String::new(), 0usize);
+    for c in text.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                globs.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    globs.push(current);
+    globs.into_iter().map(|g| g.trim().to_owned()).filter(|g| !g.is_empty()).collect()
 }
 
 /// A test of rule `id`: writing a file its globs match gives its text.
@@ -167,5 +195,6 @@ mod tests {
         assert_eq!(sample_path("**/*.{ts,tsx}").as_deref(), Some("x.ts"));
         assert_eq!(sample_path("docs/[a-z]*.md").as_deref(), Some("docs/ax.md"));
         assert_eq!(sample_path("!vendor/**"), None);
+        assert_eq!(split_globs("src/**/*.{ts,tsx}, lib/*.js"), ["src/**/*.{ts,tsx}", "lib/*.js"]);
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use super::yaml::{Yaml, front_matter};
+use super::yaml::{Flavor, Yaml, front_matter};
 use super::{Pack, Translation, files, read, rule_id, shown, toml_list, toml_str, unique};
 
 /// What a hookify event becomes: the hook event, the tools, the default text field.
@@ -29,33 +29,49 @@ fn event(name: &str) -> Option<Event> {
     })
 }
 
-/// A hookify condition field: the payload path hookpack reads (`None`: the event's own text).
-fn field(name: &str) -> Result<Option<&'static str>, String> {
-    Ok(match name {
-        "command" | "user_prompt" | "new_text" => None,
-        "content" => Some("tool_input.content"),
-        "file_path" => Some("tool_input.file_path"),
-        "old_text" => Some("tool_input.old_string"),
-        other => return Err(format!("field `{other}` has no counterpart hookpack reads")),
+/// A hookify condition field on a rule of hook event `on`: the payload path hookpack reads
+/// (`None`: the event's own text), and what changes, if anything.
+fn field(name: &str, on: &str) -> Result<(Option<&'static str>, Option<&'static str>), String> {
+    Ok(match (name, on) {
+        ("command" | "new_text" | "content", "PreToolUse") => (None, None),
+        ("old_text", "PreToolUse") => (Some("tool_input.old_string"), None),
+        ("file_path", "PreToolUse") => (Some("tool_input.file_path"), None),
+        ("user_prompt", "UserPromptSubmit") => (
+            None,
+            Some(
+                "hookify read `user_prompt`, which Claude Code does not send: the rule never fired; now it does",
+            ),
+        ),
+        (other, _) => {
+            return Err(format!("field `{other}` has nothing to read on a {on} rule"));
+        }
     })
 }
 
-/// One condition as a regex (case-insensitive, as hookify's are) on a field.
-fn condition(c: &Yaml) -> Result<(Option<&'static str>, String), String> {
+/// A condition: the field, its regex, and a note. A `regex_match` is case-insensitive, the
+/// literal operators are not, as hookify has them.
+type Condition = (Option<&'static str>, String, Option<&'static str>);
+
+fn condition(c: &Yaml, on: &str) -> Result<Condition, String> {
     let field_name = c.get("field").and_then(Yaml::as_str).unwrap_or("command");
     let operator = c.get("operator").and_then(Yaml::as_str).unwrap_or("regex_match");
-    let pattern = c.get("pattern").and_then(Yaml::as_str).ok_or("a condition without `pattern`")?;
-    let field = field(field_name)?;
+    let pattern = c.get("pattern").and_then(Yaml::as_str).unwrap_or("");
+    if pattern.is_empty() {
+        return Err(
+            "a condition with an empty `pattern`, which hookify matched against nothing".to_owned()
+        );
+    }
+    let (field, note) = field(field_name, on)?;
     let literal = regex::escape(pattern);
     let regex = match operator {
-        "regex_match" => pattern.to_owned(),
+        "regex_match" => format!("(?i){pattern}"),
         "contains" => literal,
         "equals" => format!("^{literal}$"),
         "starts_with" => format!("^{literal}"),
         "ends_with" => format!("{literal}$"),
         other => return Err(format!("operator `{other}` cannot be said as a match")),
     };
-    Ok((field, format!("(?i){regex}")))
+    Ok((field, regex, note))
 }
 
 pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
@@ -63,7 +79,10 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
     let mut pack = Pack::new("hookify", "hookify's rules");
     let mut ids = Vec::new();
     let is_rule = |name: &str| name.starts_with("hookify.") && name.ends_with(".local.md");
-    for path in files(dir, &is_rule)? {
+    // hookify reads its folder's own files, not its subfolders'.
+    let (found, passed) = files(dir, 0, &is_rule)?;
+    out.untranslated.extend(passed);
+    for path in found {
         let place = shown(dir, &path);
         let text = match read(&path) {
             Ok(text) => text,
@@ -89,7 +108,7 @@ fn rule(
     ids: &mut Vec<String>,
     out: &mut Translation,
 ) -> Result<(), String> {
-    let (head, body) = front_matter(text);
+    let (head, body) = front_matter(text, Flavor::Hookify)?;
     let message = body.trim();
     let get = |key: &str| head.get(key).and_then(Yaml::as_str);
     if get("enabled").is_some_and(|e| e.eq_ignore_ascii_case("false")) {
@@ -108,26 +127,20 @@ fn rule(
         return Err("no message after the front matter".to_owned());
     }
 
-    let mut conditions = Vec::new();
-    if let Some(pattern) = get("pattern") {
-        conditions.push((None, format!("(?i){pattern}")));
-    }
-    if let Some(Yaml::List(list)) = head.get("conditions") {
-        for c in list {
-            conditions.push(condition(c)?);
+    let conditions = conditions_of(&head, &event, place, out)?;
+    for (_, _, note) in &conditions {
+        if let Some(note) = note {
+            out.notes.push(format!("{place}: {note}"));
         }
     }
-    let fields: Vec<Option<&str>> = conditions.iter().map(|(f, _)| *f).collect();
+    let fields: Vec<Option<&str>> = conditions.iter().map(|(f, _, _)| *f).collect();
     if conditions.len() > 1 {
         return Err(format!(
             "{} conditions that must all hold; a rule matches one text with any of its regexes",
             conditions.len()
         ));
     }
-    if event.on == "Stop" && !conditions.is_empty() {
-        return Err("a stop rule on the transcript's text; hookpack reads `last_assistant_message`, not the transcript".to_owned());
-    }
-    for (_, regex) in &conditions {
+    for (_, regex, _) in &conditions {
         regex::Regex::new(regex)
             .map_err(|err| format!("pattern `{regex}` is not a Rust regex: {err}"))?;
     }
@@ -141,7 +154,7 @@ fn rule(
     if let Some(Some(field)) = fields.first() {
         keys.push(("field", toml_str(field)));
     }
-    if let Some((_, regex)) = conditions.first() {
+    if let Some((_, regex, _)) = conditions.first() {
         keys.push(("regex", toml_list(std::slice::from_ref(regex))));
     }
     let decision = match (action, event.on) {
@@ -162,7 +175,7 @@ fn rule(
     }
     pack.rule(&format!("From {place} ({name})."), &keys);
 
-    if let Some((field, regex)) = conditions.first() {
+    if let Some((field, regex, _)) = conditions.first() {
         let rule = Drawn {
             id: &id,
             place,
@@ -174,6 +187,47 @@ fn rule(
         draw_tests(&rule, regex, pack, out);
     }
     Ok(())
+}
+
+/// A rule's conditions as hookify reads them: `conditions` when given (then `pattern` is not
+/// read), else `pattern` on the event's text.
+fn conditions_of(
+    head: &Yaml,
+    event: &Event,
+    place: &str,
+    out: &mut Translation,
+) -> Result<Vec<Condition>, String> {
+    let get = |key: &str| head.get(key).and_then(Yaml::as_str);
+    let mut conditions: Vec<Condition> = Vec::new();
+    match (head.get("conditions"), get("pattern")) {
+        (Some(Yaml::List(list)), pattern) if !list.is_empty() => {
+            if pattern.is_some() {
+                out.notes.push(format!(
+                    "{place}: `pattern` left out: hookify reads `conditions` when both are given"
+                ));
+            }
+            for c in list {
+                conditions.push(condition(c, event.on)?);
+            }
+        }
+        (_, Some(pattern)) if !pattern.is_empty() => {
+            let shorthand = match event.on {
+                "PreToolUse" if event.tools == Some("Bash") => "command",
+                "PreToolUse" => "new_text",
+                "UserPromptSubmit" => "user_prompt",
+                _ => "transcript",
+            };
+            let c = Yaml::Map(vec![
+                ("field".to_owned(), Yaml::Str(shorthand.to_owned())),
+                ("pattern".to_owned(), Yaml::Str(pattern.to_owned())),
+            ]);
+            conditions.push(condition(&c, event.on)?);
+        }
+        _ => {
+            return Err("no `pattern` and no `conditions`: hookify never fired it".to_owned());
+        }
+    }
+    Ok(conditions)
 }
 
 /// A rule imported, for the tests drawn from its pattern.
@@ -205,6 +259,10 @@ fn draw_tests(rule: &Drawn<'_>, regex: &str, pack: &mut Pack, out: &mut Translat
             ("UserPromptSubmit", _) => {
                 format!("{{ hook_event_name = \"UserPromptSubmit\", prompt = {} }}", toml_str(text))
             }
+            (_, Some("tool_input.old_string")) => format!(
+                "{{ hook_event_name = \"PreToolUse\", tool_name = \"Edit\", tool_input = {{ file_path = \"notes.txt\", old_string = {}, new_string = \"x\" }} }}",
+                toml_str(text)
+            ),
             (_, Some("tool_input.file_path")) => format!(
                 "{{ hook_event_name = \"PreToolUse\", tool_name = \"Write\", tool_input = {{ file_path = {}, content = \"x\" }} }}",
                 toml_str(text)

@@ -59,7 +59,7 @@ impl Pack {
     pub(crate) fn rule(&mut self, comment: &str, keys: &[(&str, String)]) {
         let mut text = String::new();
         for line in comment.lines() {
-            let _ = writeln!(text, "# {line}");
+            let _ = writeln!(text, "# {}", one_line(line));
         }
         text.push_str("[[rule]]\n");
         for (key, value) in keys {
@@ -87,7 +87,7 @@ impl Pack {
     fn text(&self, source: &Path) -> String {
         let mut text = format!(
             "#:schema ../schemas/rule-pack.schema.json\n# Imported by `hookpack import` from {}.\n\n[pack]\nname = {}\ndescription = {}\n",
-            source.display(),
+            one_line(&source.display().to_string()),
             toml_str(&self.name),
             toml_str(&self.description)
         );
@@ -178,18 +178,34 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))
 }
 
-/// The files below `dir` (real folders only, at most 8 deep) that `keep` accepts, sorted.
-pub(crate) fn files(dir: &Path, keep: &dyn Fn(&str) -> bool) -> anyhow::Result<Vec<PathBuf>> {
+/// The files below `dir` (`depth` folders deep at most: 0 for `dir`'s own) that `keep`
+/// accepts, sorted; and what was passed over: links (never followed: a repository's link may
+/// point at the user's secrets), hidden folders, folders too deep.
+pub(crate) fn files(
+    dir: &Path,
+    depth: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<(Vec<PathBuf>, Vec<String>)> {
     let mut found = Vec::new();
+    let mut passed = Vec::new();
     let mut folders = vec![(dir.to_path_buf(), 0)];
-    while let Some((folder, depth)) = folders.pop() {
+    while let Some((folder, level)) = folders.pop() {
         let entries =
             std::fs::read_dir(&folder).with_context(|| format!("reading {}", folder.display()))?;
         for entry in entries.filter_map(Result::ok) {
             let Ok(kind) = entry.file_type() else { continue };
             let name = entry.file_name().to_string_lossy().into_owned();
-            if kind.is_dir() && depth < 8 && !name.starts_with('.') {
-                folders.push((entry.path(), depth + 1));
+            let place = shown(dir, &entry.path());
+            if kind.is_symlink() && keep(&name) {
+                passed.push(format!("{place}: a symbolic link, not followed"));
+            } else if kind.is_dir() && depth > 0 {
+                if name.starts_with('.') {
+                    passed.push(format!("{place}/: a hidden folder, not read"));
+                } else if level >= depth {
+                    passed.push(format!("{place}/: deeper than {depth} folders, not read"));
+                } else {
+                    folders.push((entry.path(), level + 1));
+                }
             } else if kind.is_file() && keep(&name) {
                 found.push(entry.path());
             }
@@ -199,7 +215,13 @@ pub(crate) fn files(dir: &Path, keep: &dyn Fn(&str) -> bool) -> anyhow::Result<V
         }
     }
     found.sort();
-    Ok(found)
+    passed.sort();
+    Ok((found, passed))
+}
+
+/// `text` on one line without control characters, for a TOML comment.
+pub(crate) fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
 /// `path` relative to `base` when below it.

@@ -70,7 +70,17 @@ fn manifest(text: &str, out: &mut Translation) -> (Vec<Domain>, Vec<String>, boo
                         .push(format!("manifest:{}: `{key}` has no suffix SYNAPSE reads", n + 1));
                     continue;
                 };
-                if name.is_empty() {
+                // A domain names a file of the folder: plain names only, never a path.
+                let plain = name.starts_with(|c: char| c.is_ascii_uppercase())
+                    && name
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                if !plain {
+                    out.untranslated.push(format!(
+                        "manifest:{}: `{}` is no domain name (A-Z, 0-9, _)",
+                        n + 1,
+                        super::one_line(name)
+                    ));
                     continue;
                 }
                 let at = match domains.iter().position(|d| d.name == name) {
@@ -241,6 +251,12 @@ pub(super) fn translate(dir: &Path) -> Translation {
                 .to_owned(),
         );
     }
+    import.out.notes.push(
+        "SYNAPSE as shipped gave only the constitution and the global rules (its hook never \
+         passed the manifest to the engine): the agents, workflows, keyword domains and \
+         star-commands imported take effect now"
+            .to_owned(),
+    );
     import.constitution();
     import.global_and_context();
     import.domains();
@@ -265,6 +281,20 @@ impl Importer<'_> {
         }
     }
 
+    /// The rules of domain file `name`, as SYNAPSE reads them; the lines it drops are said.
+    fn rules(&mut self, name: &str) -> Option<Vec<(String, String)>> {
+        let text = self.file(name)?;
+        let rules = domain_rules(&text);
+        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+        let dropped = lines.count() - rules.len();
+        if dropped > 0 {
+            self.out.untranslated.push(format!(
+                "{name}: {dropped} line(s) that are not KEY=VALUE left out, as SYNAPSE read the file"
+            ));
+        }
+        Some(rules)
+    }
+
     /// L0.
     fn constitution(&mut self) {
         let constitution = self.domains.iter().find(|d| d.name == "CONSTITUTION");
@@ -272,29 +302,31 @@ impl Importer<'_> {
             constitution.map_or_else(|| "constitution".to_owned(), Domain::file);
         let non_negotiable = constitution.is_some_and(|d| d.non_negotiable);
         self.used_files.push(constitution_file.clone());
-        if let Some(text) = self.file(&constitution_file) {
-            let rules = domain_rules(&text);
-            if !rules.is_empty() {
-                let pinned = non_negotiable;
-                let mut keys = vec![
-                    ("id", toml_str(&unique("constitution", &mut self.ids))),
-                    ("on", toml_str("UserPromptSubmit")),
-                    ("layer", toml_str("constitution")),
-                ];
-                if pinned {
-                    keys.push(("pinned", "true".to_owned()));
-                }
-                let header =
-                    if pinned { "Constitution (non-negotiable):" } else { "Constitution:" };
-                keys.push(("context", toml_str(&format!("{header}\n{}", lines(&rules)))));
-                self.pack.rule(&format!("L0, from {constitution_file}."), &keys);
-                self.always.push("constitution".to_owned());
-                self.tests.push(pending(
-                    "the constitution is given with every prompt",
-                    "hello",
-                    &[],
-                ));
-            }
+        if let Some(rules) = self.rules(&constitution_file)
+            && !rules.is_empty()
+        {
+            // SYNAPSE never dropped the constitution for the budget, non-negotiable or not.
+            let keys = vec![
+                ("id", toml_str(&unique("constitution", &mut self.ids))),
+                ("on", toml_str("UserPromptSubmit")),
+                ("layer", toml_str("constitution")),
+                ("pinned", "true".to_owned()),
+                (
+                    "context",
+                    toml_str(&format!(
+                        "{}\n{}",
+                        if non_negotiable {
+                            "Constitution (non-negotiable):"
+                        } else {
+                            "Constitution:"
+                        },
+                        lines(&rules)
+                    )),
+                ),
+            ];
+            self.pack.rule(&format!("L0, from {constitution_file}."), &keys);
+            self.always.push("constitution".to_owned());
+            self.tests.push(pending("the constitution is given with every prompt", "hello", &[]));
         }
     }
 
@@ -304,8 +336,7 @@ impl Importer<'_> {
             let domain = self.domains.iter().find(|d| d.name == source);
             let file_name = domain.map_or_else(|| name.to_owned(), Domain::file);
             self.used_files.push(file_name.clone());
-            let Some(text) = self.file(&file_name) else { continue };
-            let rules = domain_rules(&text);
+            let Some(rules) = self.rules(&file_name) else { continue };
             let mut by_bracket: Vec<(&str, Vec<(String, String)>)> = Vec::new();
             let mut plain = Vec::new();
             for (key, rule) in rules {
@@ -343,6 +374,7 @@ impl Importer<'_> {
                 ("on", toml_str("UserPromptSubmit")),
                 ("layer", toml_str("global")),
                 ("bracket", toml_str(&lower)),
+                ("pinned", "true".to_owned()),
                 ("context", toml_str(&format!("[{bracket}] context rules:\n{}", lines(rules)))),
             ]);
                 self.by_bracket_ids.push((lower.clone(), id.clone()));
@@ -381,7 +413,7 @@ impl Importer<'_> {
                 ));
                 continue;
             }
-            let rules = self.file(&file_name).map(|t| domain_rules(&t)).unwrap_or_default();
+            let rules = self.rules(&file_name).unwrap_or_default();
             if rules.is_empty() {
                 self.out.untranslated.push(format!(
                     "{file_name}: domain {} has no rules (no file, or an empty one)",
@@ -390,6 +422,13 @@ impl Importer<'_> {
                 continue;
             }
             let id = unique(&rule_id(&file_name), &mut self.ids);
+            if (domain.agent.is_some() || domain.workflow.is_some()) && !domain.recall.is_empty() {
+                self.out.untranslated.push(format!(
+                    "manifest: {}'s `_RECALL` keywords left out: its agent or workflow trigger \
+                     comes first, as in SYNAPSE",
+                    domain.name
+                ));
+            }
             if let Some(agent) = &domain.agent {
                 self.agent(agent, &id, &file_name, &rules);
                 continue;
@@ -477,6 +516,7 @@ impl Importer<'_> {
                 ("on", toml_str("UserPromptSubmit")),
                 ("agent", toml_str(agent)),
                 ("layer", toml_str("agent")),
+                ("pinned", "true".to_owned()),
                 ("context", toml_str(&format!("Active agent @{agent}:\n{}", lines(rules)))),
             ],
         );

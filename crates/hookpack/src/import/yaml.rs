@@ -1,6 +1,20 @@
 //! The YAML front matter of a markdown file, as far as rule files use it: scalars (plain,
 //! quoted), inline lists (`[a, "b"]`), block lists of scalars and of small maps. Anything else
-//! is kept as its text, for the importer to report.
+//! is kept as its text, for the importer to report. [`Flavor::Hookify`] reads values as hookify's
+//! own parser does: quotes stripped, no escapes read, no `#` comments.
+
+/// The most front matter read, and the deepest nesting.
+const MAX_FRONT_MATTER_BYTES: usize = 64 << 10;
+const MAX_DEPTH: usize = 16;
+
+/// How values are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// As YAML reads them: `"…"` with escapes, `'…'` with `''`, ` #` comments.
+    Yaml,
+    /// As hookify's parser reads them: the quotes stripped, nothing else.
+    Hookify,
+}
 
 /// A value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,11 +53,15 @@ impl Yaml {
 
 /// The front matter of `text` (between a first line `---` and the next `---`) as a map, and the
 /// body after it; no front matter: an empty map and the whole text.
-pub(crate) fn front_matter(text: &str) -> (Yaml, String) {
+///
+/// # Errors
+///
+/// When the front matter is over 64 KiB.
+pub(crate) fn front_matter(text: &str, flavor: Flavor) -> Result<(Yaml, String), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
-        return (Yaml::Map(Vec::new()), text.to_owned());
+        return Ok((Yaml::Map(Vec::new()), text.to_owned()));
     }
     let mut head = Vec::new();
     let mut closed = false;
@@ -55,10 +73,26 @@ pub(crate) fn front_matter(text: &str) -> (Yaml, String) {
         head.push(line);
     }
     if !closed {
-        return (Yaml::Map(Vec::new()), text.to_owned());
+        return Ok((Yaml::Map(Vec::new()), text.to_owned()));
+    }
+    if head.iter().map(|l| l.len() + 1).sum::<usize>() > MAX_FRONT_MATTER_BYTES {
+        return Err(format!("front matter over {} KiB", MAX_FRONT_MATTER_BYTES >> 10));
     }
     let body: Vec<&str> = lines.collect();
-    (map(&head, 0).0, body.join("\n"))
+    Ok((map(&head, 0, Reading { flavor, depth: 0 }).0, body.join("\n")))
+}
+
+/// How a block is read: the flavor, and how deep it is.
+#[derive(Clone, Copy)]
+struct Reading {
+    flavor: Flavor,
+    depth: usize,
+}
+
+impl Reading {
+    fn deeper(self) -> Reading {
+        Reading { depth: self.depth + 1, ..self }
+    }
 }
 
 fn indent(line: &str) -> usize {
@@ -67,7 +101,7 @@ fn indent(line: &str) -> usize {
 
 /// The map whose keys are at indentation `at`, from the start of `lines`; and how many lines it
 /// took.
-fn map(lines: &[&str], at: usize) -> (Yaml, usize) {
+fn map(lines: &[&str], at: usize, how: Reading) -> (Yaml, usize) {
     let mut members = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -83,11 +117,11 @@ fn map(lines: &[&str], at: usize) -> (Yaml, usize) {
             i += 1;
             continue;
         };
-        let key = unquote(key.trim());
+        let key = unquote(key.trim(), how.flavor);
         let rest = rest.trim();
         i += 1;
-        if !rest.is_empty() {
-            members.push((key, scalar_or_inline(rest)));
+        if !rest.is_empty() || how.depth >= MAX_DEPTH {
+            members.push((key, scalar_or_inline(rest, how.flavor)));
             continue;
         }
         // A block below: a list (`- …`) or a map, more indented (a list may sit at the key's own
@@ -105,11 +139,11 @@ fn map(lines: &[&str], at: usize) -> (Yaml, usize) {
                 members.push((key, Yaml::Str(String::new())));
                 continue;
             }
-            let (value, used) = list(&lines[next..], depth);
+            let (value, used) = list(&lines[next..], depth, how.deeper());
             members.push((key, value));
             i = next + used;
         } else if depth > at {
-            let (value, used) = map(&lines[next..], depth);
+            let (value, used) = map(&lines[next..], depth, how.deeper());
             members.push((key, value));
             i = next + used;
         } else {
@@ -120,7 +154,7 @@ fn map(lines: &[&str], at: usize) -> (Yaml, usize) {
 }
 
 /// The list whose `- ` marks are at indentation `at`.
-fn list(lines: &[&str], at: usize) -> (Yaml, usize) {
+fn list(lines: &[&str], at: usize, how: Reading) -> (Yaml, usize) {
     let mut items = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -143,22 +177,21 @@ fn list(lines: &[&str], at: usize) -> (Yaml, usize) {
                 i += 1;
             }
             let block: Vec<&str> = block.iter().map(String::as_str).collect();
-            items.push(map(&block, item_at).0);
+            items.push(map(&block, item_at, how.deeper()).0);
         } else {
-            items.push(scalar_or_inline(item));
+            items.push(scalar_or_inline(item, how.flavor));
         }
     }
     (Yaml::List(items), i)
 }
 
-fn scalar_or_inline(text: &str) -> Yaml {
-    let text = strip_comment(text);
+fn scalar_or_inline(text: &str, flavor: Flavor) -> Yaml {
+    let text = if flavor == Flavor::Yaml { strip_comment(text) } else { text };
     if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-        return Yaml::List(
-            split_inline(inner).into_iter().map(|item| Yaml::Str(unquote(&item))).collect(),
-        );
+        let items = split_inline(inner).into_iter();
+        return Yaml::List(items.map(|item| Yaml::Str(unquote(&item, flavor))).collect());
     }
-    Yaml::Str(unquote(text))
+    Yaml::Str(unquote(text, flavor))
 }
 
 /// `text` without a ` #` comment outside quotes.
@@ -200,11 +233,20 @@ fn split_inline(inner: &str) -> Vec<String> {
     items.into_iter().map(|i| i.trim().to_owned()).filter(|i| !i.is_empty()).collect()
 }
 
-/// A scalar without its quotes (`"…"` with its escapes read, `'…'` with `''`).
-fn unquote(text: &str) -> String {
+/// A scalar without its quotes (`"…"` with its escapes read, `'…'` with `''`; in hookify's
+/// flavor, the quotes only).
+fn unquote(text: &str, flavor: Flavor) -> String {
     let text = text.trim();
     if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        if flavor == Flavor::Hookify {
+            return inner.to_owned();
+        }
         return serde_json::from_str(text).unwrap_or_else(|_| inner.to_owned());
+    }
+    if flavor == Flavor::Hookify
+        && let Some(inner) = text.strip_prefix('\'').and_then(|t| t.strip_suffix('\''))
+    {
+        return inner.to_owned();
     }
     if let Some(inner) = text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')) {
         return inner.replace("''", "'");
@@ -219,7 +261,7 @@ mod tests {
     #[test]
     fn front_matter_as_rule_files_write_it() {
         let text = "---\nname: block-rm   # a comment\nenabled: true\npaths:\n  - \"src/**/*.ts\"\n  - 'lib/*'\nglobs: [a, \"b,c\"]\nconditions:\n  - field: command\n    operator: regex_match\n    pattern: rm\\s+-rf\n  - field: file_path\n    operator: contains\n    pattern: \".env\"\n---\n\nBody line.\n";
-        let (head, body) = front_matter(text);
+        let (head, body) = front_matter(text, Flavor::Yaml).unwrap();
         assert_eq!(body.trim(), "Body line.");
         assert_eq!(head.get("name").and_then(Yaml::as_str), Some("block-rm"));
         assert_eq!(head.get("paths").unwrap().strings(), ["src/**/*.ts", "lib/*"]);
@@ -228,7 +270,16 @@ mod tests {
         assert_eq!(conditions.len(), 2);
         assert_eq!(conditions[0].get("pattern").and_then(Yaml::as_str), Some("rm\\s+-rf"));
         assert_eq!(conditions[1].get("pattern").and_then(Yaml::as_str), Some(".env"));
-        let (head, body) = front_matter("no front matter\n");
+        let (head, body) = front_matter("no front matter\n", Flavor::Yaml).unwrap();
         assert_eq!((head, body.as_str()), (Yaml::Map(Vec::new()), "no front matter\n"));
+        // hookify's own reading: `#` is the pattern's, and `\b` stays a backslash and a b.
+        let text = "---\npattern: \"\\bsudo\\b\"\nother: # noqa\n---\n";
+        let (head, _) = front_matter(text, Flavor::Hookify).unwrap();
+        assert_eq!(head.get("pattern").and_then(Yaml::as_str), Some("\\bsudo\\b"));
+        assert_eq!(head.get("other").and_then(Yaml::as_str), Some("# noqa"));
+        let deep: String = (0..40).map(|n| "  ".repeat(n) + "- a:\n").collect();
+        assert!(front_matter(&format!("---\nk:\n{deep}---\n"), Flavor::Yaml).is_ok());
+        let big = format!("---\nk: {}\n---\n", "x".repeat(70_000));
+        assert!(front_matter(&big, Flavor::Yaml).is_err());
     }
 }

@@ -66,3 +66,65 @@ fn an_import_of_nothing_known_says_so() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("nothing to import"), "{}", text(&out.stdout));
 }
+
+#[test]
+fn what_a_repository_plants_is_reported_not_followed() {
+    let dir = project("import-hostile", &[]);
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, "AWS_SECRET=hunter2\n").unwrap();
+
+    // A SYNAPSE domain named as a path out of the folder.
+    let synapse = dir.join("in/.synapse");
+    std::fs::create_dir_all(&synapse).unwrap();
+    std::fs::write(synapse.join("manifest"), "../../SECRET.TXT_RECALL=aws\nAPI_RECALL=api\n")
+        .unwrap();
+    std::fs::write(synapse.join("api"), "API_RULE_0=Validate input\n").unwrap();
+    // A rule file that is a link to the secret.
+    let rules = dir.join("in/rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::os::unix::fs::symlink(&secret, rules.join("leak.md")).unwrap();
+    // hookify: a rule without a pattern (hookify never fired it), a pattern hookify keeps as
+    // written (`#`, `\b` in double quotes).
+    let hookify = dir.join("in/hookify");
+    std::fs::create_dir_all(&hookify).unwrap();
+    std::fs::write(
+        hookify.join("hookify.all.local.md"),
+        "---\nevent: bash\naction: block\n---\nNo.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        hookify.join("hookify.sudo.local.md"),
+        "---\nevent: bash\npattern: \"\\bsudo\\b\"\naction: block\n---\nNo sudo.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        hookify.join("hookify.shebang.local.md"),
+        "---\nevent: file\npattern: #!/bin/sh\naction: warn\n---\nUse bash.\n",
+    )
+    .unwrap();
+
+    for (kind, folder) in [("synapse", &synapse), ("claude-rules", &rules), ("hookify", &hookify)] {
+        let out = hookpack(&dir, &["import", kind, folder.to_str().unwrap()]);
+        let said = text(&out.stdout);
+        assert!(!said.contains("hunter2"), "{said}");
+        match kind {
+            "synapse" => assert!(said.contains("is no domain name"), "{said}"),
+            "claude-rules" => {
+                assert!(said.contains("leak.md: a symbolic link, not followed"), "{said}")
+            }
+            _ => {
+                assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
+                assert!(said.contains("hookify never fired it"), "{said}");
+            }
+        }
+    }
+    let packs = dir.join(".claude/hookpack/packs");
+    for entry in std::fs::read_dir(&packs).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+    let hookify = std::fs::read_to_string(packs.join("hookify.toml")).unwrap();
+    assert!(hookify.contains(r"regex = ['(?i)\bsudo\b']"), "{hookify}");
+    assert!(hookify.contains("regex = ['(?i)#!/bin/sh']"), "{hookify}");
+    assert!(!hookify.contains("id = 'all'"), "{hookify}");
+}
