@@ -8,7 +8,7 @@ use std::path::Path;
 use globset::GlobBuilder;
 
 use super::yaml::{Flavor, Yaml, front_matter};
-use super::{Pack, Translation, files, read, rule_id, shown, toml_list, toml_str, unique};
+use super::{Pack, Translation, rule_id, texts, toml_list, toml_str, unique};
 
 /// The tools whose file path the imported rules read.
 const TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit";
@@ -20,17 +20,8 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
         "Claude Code's rule files, given before a matching file is read, written or edited",
     );
     let mut ids = Vec::new();
-    let (found, passed) = files(dir, 8, &|name| name.to_ascii_lowercase().ends_with(".md"))?;
-    out.untranslated.extend(passed);
-    for path in found {
-        let place = shown(dir, &path);
-        let text = match read(&path) {
-            Ok(text) => text,
-            Err(err) => {
-                out.untranslated.push(format!("{place}: {err:#}"));
-                continue;
-            }
-        };
+    let is_rule = |name: &str| name.to_ascii_lowercase().ends_with(".md");
+    for (place, path, text) in texts(dir, 8, &is_rule, &mut out)? {
         let (head, body) = match front_matter(&text, Flavor::Yaml) {
             Ok(read) => read,
             Err(why) => {

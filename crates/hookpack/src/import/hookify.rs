@@ -11,7 +11,7 @@ use std::path::Path;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 use super::yaml::{Flavor, Yaml, front_matter};
-use super::{Pack, Translation, files, read, rule_id, shown, toml_list, toml_str, unique};
+use super::{Pack, Translation, rule_id, texts, toml_list, toml_str, unique};
 
 /// What a hookify event becomes: the hook event, the tools, the default text field.
 struct Event {
@@ -80,17 +80,7 @@ pub(super) fn translate(dir: &Path) -> anyhow::Result<Translation> {
     let mut ids = Vec::new();
     let is_rule = |name: &str| name.starts_with("hookify.") && name.ends_with(".local.md");
     // hookify reads its folder's own files, not its subfolders'.
-    let (found, passed) = files(dir, 0, &is_rule)?;
-    out.untranslated.extend(passed);
-    for path in found {
-        let place = shown(dir, &path);
-        let text = match read(&path) {
-            Ok(text) => text,
-            Err(err) => {
-                out.untranslated.push(format!("{place}: {err:#}"));
-                continue;
-            }
-        };
+    for (place, _, text) in texts(dir, 0, &is_rule, &mut out)? {
         if let Err(why) = rule(&text, &place, &mut pack, &mut ids, &mut out) {
             out.untranslated.push(format!("{place}: {why}; not imported"));
         }

@@ -219,6 +219,28 @@ pub(crate) fn files(
     Ok((found, passed))
 }
 
+/// The files below `dir` that `keep` accepts ([`files`]), each read: its place (relative to
+/// `dir`), its path and its text. What could not be read, and what was passed over, is said in
+/// `out`.
+pub(crate) fn texts(
+    dir: &Path,
+    depth: usize,
+    keep: &dyn Fn(&str) -> bool,
+    out: &mut Translation,
+) -> anyhow::Result<Vec<(String, PathBuf, String)>> {
+    let (found, passed) = files(dir, depth, keep)?;
+    out.untranslated.extend(passed);
+    let mut read_ones = Vec::new();
+    for path in found {
+        let place = shown(dir, &path);
+        match read(&path) {
+            Ok(text) => read_ones.push((place, path, text)),
+            Err(err) => out.untranslated.push(format!("{place}: {err:#}")),
+        }
+    }
+    Ok(read_ones)
+}
+
 /// `text` on one line without control characters, for a TOML comment.
 pub(crate) fn one_line(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()

@@ -95,6 +95,11 @@ impl Reading {
     }
 }
 
+/// Whether a line holds nothing: spaces, or a comment.
+fn is_blank(line: &str) -> bool {
+    line.trim().is_empty() || line.trim_start().starts_with('#')
+}
+
 fn indent(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }
@@ -106,7 +111,7 @@ fn map(lines: &[&str], at: usize, how: Reading) -> (Yaml, usize) {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+        if is_blank(line) {
             i += 1;
             continue;
         }
@@ -126,9 +131,7 @@ fn map(lines: &[&str], at: usize, how: Reading) -> (Yaml, usize) {
         }
         // A block below: a list (`- …`) or a map, more indented (a list may sit at the key's own
         // indentation).
-        let below = lines[i..]
-            .iter()
-            .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        let below = lines[i..].iter().position(|l| !is_blank(l));
         let Some(next) = below.map(|n| i + n) else {
             members.push((key, Yaml::Str(String::new())));
             break;
@@ -159,7 +162,7 @@ fn list(lines: &[&str], at: usize, how: Reading) -> (Yaml, usize) {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+        if is_blank(line) {
             i += 1;
             continue;
         }

@@ -110,7 +110,7 @@ fn what_a_repository_plants_is_reported_not_followed() {
         match kind {
             "synapse" => assert!(said.contains("is no domain name"), "{said}"),
             "claude-rules" => {
-                assert!(said.contains("leak.md: a symbolic link, not followed"), "{said}")
+                assert!(said.contains("leak.md: a symbolic link, not followed"), "{said}");
             }
             _ => {
                 assert_eq!(out.status.code(), Some(0), "{said}{}", text(&out.stderr));
