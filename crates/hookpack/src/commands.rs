@@ -14,6 +14,32 @@ use rules_compiler::{
     InProject, Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_project_tests,
 };
 
+/// How much the commands say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Verbosity {
+    /// Problems and results.
+    Quiet = 0,
+    /// And what was done.
+    Normal = 1,
+    /// And every passing test.
+    Verbose = 2,
+}
+
+static VERBOSITY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1);
+
+/// Sets how much the commands say (`-q`, `-v`), once, before any runs.
+pub(crate) fn set_verbosity(verbosity: Verbosity) {
+    VERBOSITY.store(verbosity as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn verbosity() -> Verbosity {
+    match VERBOSITY.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => Verbosity::Quiet,
+        1 => Verbosity::Normal,
+        _ => Verbosity::Verbose,
+    }
+}
+
 /// The project and user folders for this run.
 pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
     // Absolute, so that what is recorded and said does not depend on where it runs from.
@@ -85,7 +111,9 @@ fn run_all_tests(loaded: &Loaded, out: &mut dyn std::io::Write) -> anyhow::Resul
         match &outcome.in_project {
             None | Some(InProject::Same) => {
                 tally.passed += 1;
-                writeln!(out, "test {name} ... ok")?;
+                if verbosity() >= Verbosity::Verbose {
+                    writeln!(out, "test {name} ... ok")?;
+                }
             }
             Some(InProject::NotInForce { rule, fate }) => {
                 tally.not_in_force += 1;
@@ -112,7 +140,9 @@ fn run_all_tests(loaded: &Loaded, out: &mut dyn std::io::Write) -> anyhow::Resul
     if not_in_force > 0 {
         let _ = write!(summary, ", {not_in_force} about rules not in force here");
     }
-    writeln!(out, "{summary}")?;
+    if verbosity() > Verbosity::Quiet || failed > 0 || differ > 0 {
+        writeln!(out, "{summary}")?;
+    }
     Ok(tally)
 }
 
@@ -180,18 +210,20 @@ pub(crate) fn compile_to(
     .with_context(|| format!("writing {}", path.display()))?;
     hook_runtime::write_compiled(&dir, &name, &compiled.bytes, &fail_closed_list(&rules))
         .with_context(|| format!("writing {}", path.display()))?;
-    writeln!(
-        out,
-        "compiled {} rules ({} keywords, {} globs, {} regexes) from {} packs into {} ({} bytes) in {} ms",
-        compiled.rules,
-        compiled.keywords,
-        compiled.globs,
-        compiled.regexes,
-        loaded.packs.len(),
-        path.display(),
-        compiled.bytes.len(),
-        started.elapsed().as_millis()
-    )?;
+    if verbosity() > Verbosity::Quiet {
+        writeln!(
+            out,
+            "compiled {} rules ({} keywords, {} globs, {} regexes) from {} packs into {} ({} bytes) in {} ms",
+            compiled.rules,
+            compiled.keywords,
+            compiled.globs,
+            compiled.regexes,
+            loaded.packs.len(),
+            path.display(),
+            compiled.bytes.len(),
+            started.elapsed().as_millis()
+        )?;
+    }
     match refresh_user_guards(layout) {
         Ok(Some((n, path))) if n > 0 => {
             let guards = if n == 1 {

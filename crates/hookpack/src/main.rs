@@ -14,248 +14,236 @@ mod install;
 mod jsonedit;
 mod wiring;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage: hookpack <command> [--project DIR | --user]
-       hookpack --version
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 
-commands:
-  init                set up hookpack here: hookpack.toml (builtin packs guard and memory),
-                      packs/project.toml (a starter pack with tests), the schemas editors
-                      use, .gitignore; never overwrites a config or pack
-  compile [--check]   lint, run the pack tests, and write the compiled rules
-                      (--check: write nothing, fail when the compiled rules are stale)
-  lint                report every problem in every pack
-  test                run the [[test]] cases of every pack
-  explain <payload.json | ->
-                      which rules fire for a payload, which nearly did and why not,
-                      the bracket, and the exact stdout and exit code of the hook
-  install [--local] [--dry-run] [--hooks DIR]
-                      wire the hooks the compiled rules need into .claude/settings.json
-                      (--local: .claude/settings.local.json; --user: ~/.claude/settings.json),
-                      matchers narrowed to the tools the rules name, nothing else touched
-                      (--dry-run: print the diff, write nothing)
-  uninstall [--local] [--dry-run]
-                      take them out again (the file restored byte for byte when nothing
-                      else changed since)
-  doctor [--format json] [--fix]
-                      what is wrong with the packs, the compiled rules, the hooks wired in
-                      Claude Code's settings and the binaries they run, PATH, .gitignore, the
-                      session state and the fail-closed guards, the failures recorded, and
-                      the fix (exit 1: problems; --fix: compile, rewire the hooks and add the
-                      .gitignore lines where that is what it takes)
-  import synapse|claude-rules|hookify <dir> [--dry-run]
-                      turn a SYNAPSE folder (.synapse), Claude Code's rule files (.claude/rules)
-                      or hookify's rules (hookify.*.local.md) into packs with tests, written
-                      to packs/; says what it could not translate; then runs the packs' tests
-  memory list [--namespace NS] [--limit N]
-                      the stored memories, newest first
-  memory search <words…> [--limit N]
-                      the memories sharing the most (and rarest) of these words, best first
-  memory forget <id…>
-                      remove memories by id
+/// Compile, lint, test and explain the rule packs Claude Code's hooks answer from; wire the
+/// hooks into Claude Code's settings; check the whole setup.
+#[derive(Debug, Parser)]
+#[command(name = "hookpack", disable_help_subcommand = true)]
+#[command(
+    after_help = "--project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current directory holding .claude/hookpack/, else the current directory. --user works on the user's own packs and compiled rules ($XDG_CONFIG_HOME/hookpack), which hooks answer from where no project uses hookpack."
+)]
+struct Cli {
+    #[command(flatten)]
+    scope: Scope,
+    /// Say less: only problems and results.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Say more: every passing test too.
+    #[arg(short, long, global = true)]
+    verbose: bool,
+    #[command(subcommand)]
+    command: Command,
+}
 
---project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current
-directory holding .claude/hookpack/, else the current directory. --user works on the user's
-own packs and compiled rules ($XDG_CONFIG_HOME/hookpack), which hooks answer from where no
-project uses hookpack.
-";
-
-/// What the command line asked for.
-#[derive(Debug)]
-#[allow(clippy::struct_excessive_bools, reason = "one flag per command-line switch")]
-struct Args {
-    command: String,
-    check: bool,
+/// Which packs and compiled rules a command works on.
+#[derive(Debug, Args)]
+struct Scope {
+    /// The project (the folder holding .claude/hookpack).
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "user")]
     project: Option<PathBuf>,
-    payload: Option<String>,
-    /// `memory`: the subcommand and its words.
-    words: Vec<String>,
-    namespace: Option<String>,
-    limit: Option<u32>,
-    /// `doctor --format json`.
-    json: bool,
-    /// `doctor --fix`.
-    fix: bool,
-    /// `--user`: the user's own packs and compiled rules, without a project.
+    /// The user's own packs and compiled rules, without a project.
+    #[arg(long, global = true)]
     user: bool,
-    /// `install`/`uninstall --local`.
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Set up hookpack here: hookpack.toml (builtin packs guard and memory), a starter pack with
+    /// tests, the schemas editors use, .gitignore; never overwrites a config or pack.
+    Init,
+    /// Lint, run the pack tests, and write the compiled rules.
+    Compile {
+        /// Write nothing; fail when the compiled rules are stale.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Report every problem in every pack.
+    Lint,
+    /// Run the [[test]] cases of every pack.
+    Test,
+    /// Which rules fire for a payload, which nearly did and why not, the bracket, and the
+    /// exact stdout and exit code of the hook.
+    Explain {
+        /// The payload: a JSON file, or `-` for stdin.
+        #[arg(value_name = "PAYLOAD")]
+        payload: String,
+    },
+    /// Wire the hooks the compiled rules need into Claude Code's settings (.claude/settings.json;
+    /// --local: .claude/settings.local.json; --user: ~/.claude/settings.json), matchers narrowed
+    /// to the tools the rules name, nothing else touched.
+    Install {
+        #[command(flatten)]
+        target: Target,
+        /// The folder of the hookpack-<event> binaries (default: beside this hookpack, else on
+        /// PATH).
+        #[arg(long, value_name = "DIR")]
+        hooks: Option<PathBuf>,
+    },
+    /// Take hookpack's hooks out of Claude Code's settings (the file restored byte for byte when
+    /// nothing else changed since `install`).
+    Uninstall {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// What is wrong with the packs, the compiled rules, the hooks wired and the binaries they
+    /// run, PATH, .gitignore, the session state, the fail-closed guards, the failures recorded,
+    /// and the fix (exit 1: problems).
+    Doctor {
+        /// How to print the report.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Compile, rewire the hooks and add the .gitignore lines where that is what it takes.
+        #[arg(long)]
+        fix: bool,
+    },
+    /// Turn a SYNAPSE folder, Claude Code's rule files or hookify's rules into packs with
+    /// tests, written to packs/; says what could not be translated; then runs the packs' tests.
+    Import {
+        /// What the folder holds.
+        #[arg(value_enum)]
+        kind: ImportKind,
+        /// The folder: .synapse, .claude/rules, or the folder of hookify.*.local.md.
+        dir: PathBuf,
+        /// Print the packs; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// The memory store.
+    Memory {
+        #[command(subcommand)]
+        command: MemoryCommand,
+    },
+    /// A completion script for SHELL, on stdout.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Where `install` and `uninstall` write.
+#[derive(Debug, Args)]
+struct Target {
+    /// .claude/settings.local.json: this user, this project.
+    #[arg(long, conflicts_with = "user")]
     local: bool,
-    /// `install`/`uninstall --dry-run`.
+    /// Print the diff; write nothing.
+    #[arg(long)]
     dry_run: bool,
-    /// `install --hooks DIR`.
-    hooks: Option<PathBuf>,
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
-    let mut parsed = Args {
-        command: String::new(),
-        check: false,
-        project: None,
-        payload: None,
-        words: Vec::new(),
-        namespace: None,
-        limit: None,
-        json: false,
-        fix: false,
-        user: false,
-        local: false,
-        dry_run: false,
-        hooks: None,
-    };
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--check" => parsed.check = true,
-            "--user" => parsed.user = true,
-            "--project" => {
-                parsed.project = Some(rest.next().ok_or("--project needs a folder")?.into());
-            }
-            _ if arg.starts_with("--project=") => {
-                parsed.project = Some(arg.trim_start_matches("--project=").into());
-            }
-            "-h" | "--help" | "help" if parsed.command.is_empty() => parsed.command = "help".into(),
-            "-V" | "--version" if parsed.command.is_empty() => parsed.command = "version".into(),
-            "--namespace" if parsed.command == "memory" => {
-                parsed.namespace = Some(rest.next().ok_or("--namespace needs a name")?.clone());
-            }
-            "--limit" if parsed.command == "memory" => {
-                let n = rest.next().ok_or("--limit needs a number")?;
-                parsed.limit = Some(n.parse().map_err(|_| format!("--limit: `{n}` is no number"))?);
-            }
-            "--local" if is_install(&parsed.command) => parsed.local = true,
-            "--dry-run" if is_install(&parsed.command) || parsed.command == "import" => {
-                parsed.dry_run = true;
-            }
-            "--hooks" if parsed.command == "install" => {
-                parsed.hooks = Some(rest.next().ok_or("--hooks needs a folder")?.into());
-            }
-            "--fix" if parsed.command == "doctor" => parsed.fix = true,
-            "--format" if parsed.command == "doctor" => match rest.next().map(String::as_str) {
-                Some("json") => parsed.json = true,
-                Some("text") => parsed.json = false,
-                other => {
-                    return Err(format!(
-                        "--format takes `text` or `json`, not `{}`",
-                        other.unwrap_or("")
-                    ));
-                }
-            },
-            "-" if parsed.command == "explain" && parsed.payload.is_none() => {
-                parsed.payload = Some(arg.clone());
-            }
-            _ if arg.starts_with('-') => return Err(format!("unknown option `{arg}`")),
-            _ if parsed.command.is_empty() => parsed.command.clone_from(arg),
-            _ if parsed.command == "explain" && parsed.payload.is_none() => {
-                parsed.payload = Some(arg.clone());
-            }
-            _ if parsed.command == "memory" || parsed.command == "import" => {
-                parsed.words.push(arg.clone());
-            }
-            _ => return Err(format!("unexpected argument `{arg}`")),
-        }
-    }
-    if parsed.user && parsed.project.is_some() {
-        return Err("--user and --project exclude each other".into());
-    }
-    if parsed.local && parsed.user {
-        return Err("--local and --user exclude each other".into());
-    }
-    if parsed.check && parsed.command != "compile" {
-        return Err("--check goes with `compile`".into());
-    }
-    if parsed.command == "explain" && parsed.payload.is_none() {
-        return Err("`explain` needs a payload file, or `-` for stdin".into());
-    }
-    Ok(parsed)
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Text,
+    Json,
 }
 
-fn is_install(command: &str) -> bool {
-    command == "install" || command == "uninstall"
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ImportKind {
+    Synapse,
+    ClaudeRules,
+    Hookify,
+}
+
+#[derive(Debug, Subcommand)]
+enum MemoryCommand {
+    /// The stored memories, newest first.
+    List {
+        /// Only this namespace's.
+        #[arg(long, value_name = "NS")]
+        namespace: Option<String>,
+        /// At most this many (default 50).
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+    },
+    /// The memories sharing the most (and rarest) of these words, best first.
+    Search {
+        #[arg(required = true, value_name = "WORD")]
+        words: Vec<String>,
+        /// At most this many (default 10).
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
+    },
+    /// Remove memories by id.
+    Forget {
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args = match parse(&args) {
-        Ok(args) => args,
-        Err(message) => {
-            eprint!("error: {message}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    // `--version` says the version of the hooks' format as every hook binary does.
+    let version = hook_runtime::version();
+    let version: &'static str =
+        Box::leak(version.strip_prefix("hookpack ").unwrap_or(&version).into());
+    let matches = Cli::command().version(version).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
     };
-    let result = match args.command.as_str() {
-        "compile" => {
-            commands::compile(&commands::layout(args.project.as_deref(), args.user), args.check)
-        }
-        "lint" => Ok(commands::lint(&commands::layout(args.project.as_deref(), args.user))),
-        "init" => {
-            let project =
-                args.project.clone().or_else(|| (!args.user).then(init::default_project).flatten());
-            let scope = match (&args.project, args.user) {
+    commands::set_verbosity(if cli.quiet {
+        commands::Verbosity::Quiet
+    } else if cli.verbose {
+        commands::Verbosity::Verbose
+    } else {
+        commands::Verbosity::Normal
+    });
+    let Scope { project, user } = &cli.scope;
+    let layout = || commands::layout(project.as_deref(), *user);
+    let result = match cli.command {
+        Command::Compile { check } => commands::compile(&layout(), check),
+        Command::Lint => Ok(commands::lint(&layout())),
+        Command::Test => commands::test(&layout()),
+        Command::Init => {
+            let project = project.clone().or_else(|| (!user).then(init::default_project).flatten());
+            let scope = match (project.as_ref().filter(|_| cli.scope.project.is_some()), user) {
                 (_, true) => " --user".to_owned(),
                 (Some(dir), false) => format!(" --project {}", dir.display()),
                 (None, false) => String::new(),
             };
-            init::init(&commands::layout(project.as_deref(), args.user), args.user, &scope)
+            init::init(&commands::layout(project.as_deref(), *user), *user, &scope)
         }
-        "install" | "uninstall" => {
-            let layout = commands::layout(args.project.as_deref(), args.user);
-            let scope = match (args.user, args.local) {
-                (true, _) => install::Scope::User,
-                (false, true) => install::Scope::Local,
-                (false, false) => install::Scope::Project,
+        Command::Install { target, hooks } => install::install(
+            &layout(),
+            scope_of(*user, target.local),
+            target.dry_run,
+            hooks.as_deref(),
+        ),
+        Command::Uninstall { target } => {
+            install::uninstall(&layout(), scope_of(*user, target.local), target.dry_run)
+        }
+        Command::Import { kind, dir, dry_run } => {
+            let kind = match kind {
+                ImportKind::Synapse => "synapse",
+                ImportKind::ClaudeRules => "claude-rules",
+                ImportKind::Hookify => "hookify",
             };
-            if args.command == "install" {
-                install::install(&layout, scope, args.dry_run, args.hooks.as_deref())
-            } else {
-                install::uninstall(&layout, scope, args.dry_run)
-            }
+            import::import(&layout(), kind, Path::new(&dir), dry_run)
         }
-        "import" => match args.words.as_slice() {
-            [kind, dir] => import::import(
-                &commands::layout(args.project.as_deref(), args.user),
-                kind,
-                std::path::Path::new(dir),
-                args.dry_run,
-            ),
-            _ => {
-                eprint!("error: `import` takes what to import and its folder\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        },
-        "doctor" => doctor::doctor(
-            &commands::layout(args.project.as_deref(), args.user),
-            args.json,
-            args.fix,
-        ),
-        "test" => commands::test(&commands::layout(args.project.as_deref(), args.user)),
-        "explain" => explain::explain(
-            &commands::layout(args.project.as_deref(), args.user),
-            args.payload.as_deref().unwrap_or("-"),
-        ),
-        "memory" => commands::memory(
-            &commands::layout(args.project.as_deref(), args.user),
-            &args.words,
-            args.namespace.as_deref(),
-            args.limit,
-        ),
-        "help" => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
+        Command::Doctor { format, fix } => {
+            doctor::doctor(&layout(), matches!(format, Format::Json), fix)
         }
-        "version" => {
-            println!("{}", hook_runtime::version());
-            return ExitCode::SUCCESS;
+        Command::Explain { payload } => explain::explain(&layout(), &payload),
+        Command::Memory { command } => {
+            let (words, namespace, limit) = match command {
+                MemoryCommand::List { namespace, limit } => {
+                    (vec!["list".to_owned()], namespace, limit)
+                }
+                MemoryCommand::Search { words, limit } => {
+                    (std::iter::once("search".to_owned()).chain(words).collect(), None, limit)
+                }
+                MemoryCommand::Forget { ids } => {
+                    (std::iter::once("forget".to_owned()).chain(ids).collect(), None, None)
+                }
+            };
+            commands::memory(&layout(), &words, namespace.as_deref(), limit)
         }
-        "" => {
-            eprint!("{USAGE}");
-            return ExitCode::from(2);
-        }
-        other => {
-            eprint!("error: unknown command `{other}`\n\n{USAGE}");
-            return ExitCode::from(2);
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "hookpack", &mut std::io::stdout());
+            Ok(true)
         }
     };
     match result {
@@ -265,5 +253,14 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// The settings file `install` and `uninstall` write: `--user`, `--local`, or the project's.
+fn scope_of(user: bool, local: bool) -> install::Scope {
+    match (user, local) {
+        (true, _) => install::Scope::User,
+        (false, true) => install::Scope::Local,
+        (false, false) => install::Scope::Project,
     }
 }

@@ -411,10 +411,11 @@ fn memory_lists_searches_and_forgets() {
     let found = text(&hookpack(&dir, &["memory", "search", "jwt"]).stdout);
     assert_eq!(found, "(none)\n");
 
+    // Usage errors exit 2, as everywhere.
     let out = hookpack(&dir, &["memory", "recall"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("unknown `memory` command `recall`"),
+        text(&out.stderr).contains("unrecognized subcommand 'recall'"),
         "{}",
         text(&out.stderr)
     );
@@ -789,7 +790,7 @@ fn init_sets_up_a_folder_ready_to_compile() {
     let out = hookpack(&dir, &["init", "--user"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(dir.join(".no-user-config/hookpack/packs/user.toml").is_file());
-    let out = hookpack(&dir, &["test", "--user"]);
+    let out = hookpack(&dir, &["test", "--user", "-v"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("test user/writing a migration gets the note ... ok"));
 }
@@ -837,4 +838,73 @@ fn the_command_says_its_version_as_the_hooks_do() {
         assert_eq!(out.status.code(), Some(0));
         assert_eq!(text(&out.stdout), format!("{}\n", hook_runtime::version()));
     }
+}
+
+/// Every command says how it is used; `--version` says the hooks' version; a usage error exits
+/// 2 wherever it is made; completions are generated.
+#[test]
+fn every_command_has_help_and_usage_errors_exit_2() {
+    let dir = project("cli-help", &[]);
+    for command in [
+        "init",
+        "compile",
+        "lint",
+        "test",
+        "explain",
+        "install",
+        "uninstall",
+        "doctor",
+        "import",
+        "memory",
+        "memory list",
+        "memory search",
+        "memory forget",
+        "completions",
+    ] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--help");
+        let out = hookpack(&dir, &args);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", text(&out.stderr));
+        let said = text(&out.stdout);
+        assert!(said.contains(&format!("Usage: hookpack {command}")), "{command}: {said}");
+    }
+    for flag in ["--version", "-V"] {
+        let out = hookpack(&dir, &[flag]);
+        assert_eq!(text(&out.stdout), format!("{}\n", hook_runtime::version()));
+    }
+    for args in [
+        &[][..],
+        &["frob"],
+        &["compile", "--frob"],
+        &["explain"],
+        &["doctor", "--format", "xml"],
+        &["install", "--local", "--user"],
+        &["memory"],
+        &["memory", "search"],
+        &["import", "hookify"],
+        &["lint", "--project", "a", "--user"],
+        &["test", "-q", "-v"],
+    ] {
+        let out = hookpack(&dir, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        let said = text(&out.stderr);
+        assert!(said.contains("error:") || said.contains("Usage: hookpack"), "{args:?}: {said}");
+    }
+    let out = hookpack(&dir, &["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("_hookpack"), "{}", text(&out.stdout));
+}
+
+/// `test` and `compile` say how many tests passed; `-v` names each; `-q` says nothing when
+/// all is well.
+#[test]
+fn passing_tests_are_counted_unless_asked_for() {
+    let pack = "[pack]\nname = \"p\"\n\n[[rule]]\nid = \"r\"\non = \"UserPromptSubmit\"\nkeywords = [\"x\"]\ncontext = \"c\"\n\n[[test]]\nname = \"fires\"\nevent = { hook_event_name = \"UserPromptSubmit\", prompt = \"x\" }\nexpect = { rules = [\"p/r\"] }\n";
+    let dir = project("cli-verbosity", &[(".claude/hookpack/packs/p.toml", pack)]);
+    let out = hookpack(&dir, &["test"]);
+    assert_eq!(text(&out.stdout), "1 passed, 0 failed\n");
+    let out = hookpack(&dir, &["test", "-v"]);
+    assert_eq!(text(&out.stdout), "test p/fires ... ok\n1 passed, 0 failed\n");
+    let out = hookpack(&dir, &["compile", "--quiet"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), String::new()));
 }

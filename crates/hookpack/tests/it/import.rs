@@ -58,8 +58,8 @@ fn hookify_rules_become_rules_with_tests_drawn_from_their_patterns() {
 fn an_import_of_nothing_known_says_so() {
     let dir = project("import-unknown", &[]);
     let out = hookpack(&dir, &["import", "cursor", "."]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("the importers are synapse, claude-rules and hookify"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("[possible values: synapse, claude-rules, hookify]"));
     let out = hookpack(&dir, &["import", "hookify"]);
     assert_eq!(out.status.code(), Some(2));
     let out = hookpack(&dir, &["import", "hookify", ".", "--dry-run"]);
