@@ -15,15 +15,110 @@ use serde_json::Value;
 
 use crate::commands::artifact_path;
 
-/// `hookpack explain <payload.json | ->`: which rules fired, which nearly did and why not, the
-/// bracket and how it was computed, and the exact stdout and exit code of the hook.
-pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<bool> {
-    let text = if payload_path == "-" {
-        std::io::read_to_string(std::io::stdin())?
-    } else {
-        std::fs::read_to_string(payload_path).with_context(|| format!("reading {payload_path}"))?
+/// Where the payload comes from.
+#[derive(Debug)]
+pub(crate) enum Source {
+    /// A JSON file, or `-` for stdin.
+    File(String),
+    /// Made from the command line's options.
+    Options(Options),
+}
+
+/// The options a payload is made from.
+#[derive(Debug, Default)]
+pub(crate) struct Options {
+    pub(crate) event: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) command: Option<String>,
+    pub(crate) prompt: Option<String>,
+    pub(crate) path: Option<String>,
+}
+
+impl Options {
+    /// The payload they say: the event (named, or the one the others imply), its tool and the
+    /// tool's input, or its prompt.
+    fn payload(&self) -> Value {
+        let event = self.event.clone().unwrap_or_else(|| {
+            if self.prompt.is_some() && self.command.is_none() && self.path.is_none() {
+                "UserPromptSubmit".to_owned()
+            } else {
+                "PreToolUse".to_owned()
+            }
+        });
+        let mut payload = serde_json::json!({ "hook_event_name": event });
+        if let Some(prompt) = &self.prompt {
+            payload["prompt"] = Value::from(prompt.as_str());
+        }
+        let tool = self.tool.clone().or_else(|| {
+            self.command
+                .as_ref()
+                .map(|_| "Bash".to_owned())
+                .or(self.path.as_ref().map(|_| "Write".to_owned()))
+        });
+        if let Some(tool) = tool {
+            let mut input = serde_json::Map::new();
+            if let Some(command) = &self.command {
+                input.insert("command".into(), Value::from(command.as_str()));
+            }
+            if let Some(path) = &self.path {
+                let key = if tool == "NotebookEdit" { "notebook_path" } else { "file_path" };
+                input.insert(key.into(), Value::from(path.as_str()));
+                match tool.as_str() {
+                    "Write" => {
+                        input.insert("content".into(), Value::from(""));
+                    }
+                    "Edit" => {
+                        input.insert("old_string".into(), Value::from(""));
+                        input.insert("new_string".into(), Value::from(""));
+                    }
+                    _ => {}
+                }
+            }
+            payload["tool_name"] = Value::from(tool);
+            payload["tool_input"] = Value::Object(input);
+        }
+        payload
+    }
+}
+
+/// The common fields a hook is always sent, filled in where `payload` lacks them, as a pack's
+/// `[[test]]` events are; the names of those filled.
+fn fill(payload: &mut Value, cwd: &Path) -> Vec<&'static str> {
+    let mut filled = Vec::new();
+    let Value::Object(map) = payload else { return filled };
+    let defaults = [
+        ("session_id", Value::from("explain")),
+        ("transcript_path", Value::from("")),
+        ("cwd", Value::from(cwd.display().to_string())),
+        ("permission_mode", Value::from("default")),
+    ];
+    for (key, value) in defaults {
+        if !map.contains_key(key) {
+            map.insert(key.to_owned(), value);
+            filled.push(key);
+        }
+    }
+    filled
+}
+
+/// `hookpack explain`: which rules fired, which nearly did and why not, the bracket and how it
+/// was computed, and the exact stdout and exit code of the hook.
+pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> {
+    let mut payload: Value = match source {
+        Source::File(path) => {
+            let text = if path == "-" {
+                std::io::read_to_string(std::io::stdin())?
+            } else {
+                std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?
+            };
+            serde_json::from_str(&text).context("the payload is not JSON")?
+        }
+        Source::Options(options) => options.payload(),
     };
-    let payload: Value = serde_json::from_str(&text).context("the payload is not JSON")?;
+    anyhow::ensure!(payload.is_object(), "the payload is not a JSON object");
+    let cwd = layout.project.clone().unwrap_or_else(|| std::path::PathBuf::from("."));
+    let filled = fill(&mut payload, &cwd);
+    let text = payload.to_string();
     let name = event_name(&payload)?;
     let kind =
         EventKind::from_name(name).with_context(|| format!("unknown hook event `{name}`"))?;
@@ -57,6 +152,9 @@ pub(crate) fn explain(layout: &Layout, payload_path: &str) -> anyhow::Result<boo
         hook_engine::call::call(&engine, &input, &payload, project_root, Mode::Explain, &mut io)?;
 
     println!("event: {kind}");
+    if !filled.is_empty() {
+        println!("filled in: {} (as a pack's [[test]] events are)", filled.join(", "));
+    }
     if let Some(err) = &io.unreadable {
         println!("memories: unreadable ({err}); none recalled");
     }

@@ -66,11 +66,31 @@ enum Command {
     /// Run the [[test]] cases of every pack.
     Test,
     /// Which rules fire for a payload, which nearly did and why not, the bracket, and the
-    /// exact stdout and exit code of the hook.
+    /// exact stdout and exit code of the hook. The payload is a JSON file (`-`: stdin), whose
+    /// missing common fields are filled in, or is made from the options:
+    /// `hookpack explain --command "rm -rf ~"`, `--prompt "…"`, `--path src/api/x.ts`.
+    #[command(group(clap::ArgGroup::new("what").required(true).multiple(true)
+        .args(["payload", "event", "command", "prompt", "path"])))]
     Explain {
         /// The payload: a JSON file, or `-` for stdin.
-        #[arg(value_name = "PAYLOAD")]
-        payload: String,
+        #[arg(value_name = "PAYLOAD", conflicts_with_all = ["event", "tool", "command", "prompt", "path"])]
+        payload: Option<String>,
+        /// The event (by default, before a tool call runs for --command or --path, a prompt's
+        /// submission for --prompt).
+        #[arg(long, value_name = "EVENT")]
+        event: Option<String>,
+        /// The tool (default: Bash with --command, Write with --path).
+        #[arg(long, value_name = "TOOL")]
+        tool: Option<String>,
+        /// The shell command of the tool call.
+        #[arg(long, value_name = "COMMAND")]
+        command: Option<String>,
+        /// The prompt.
+        #[arg(long, value_name = "TEXT")]
+        prompt: Option<String>,
+        /// The file path of the tool call.
+        #[arg(long, value_name = "PATH")]
+        path: Option<String>,
     },
     /// Wire the hooks the compiled rules need into Claude Code's settings (.claude/settings.json;
     /// --local: .claude/settings.local.json; --user: ~/.claude/settings.json), matchers narrowed
@@ -175,6 +195,7 @@ enum MemoryCommand {
 }
 
 fn main() -> ExitCode {
+    quiet_panics();
     // `--version` says the version of the hooks' format as every hook binary does.
     let version = hook_runtime::version();
     let version: &'static str =
@@ -226,7 +247,19 @@ fn main() -> ExitCode {
         Command::Doctor { format, fix } => {
             doctor::doctor(&layout(), matches!(format, Format::Json), fix)
         }
-        Command::Explain { payload } => explain::explain(&layout(), &payload),
+        Command::Explain { payload, event, tool, command, prompt, path } => {
+            let source = match payload {
+                Some(file) => explain::Source::File(file),
+                None => explain::Source::Options(explain::Options {
+                    event,
+                    tool,
+                    command,
+                    prompt,
+                    path,
+                }),
+            };
+            explain::explain(&layout(), &source)
+        }
         Command::Memory { command } => {
             let (words, namespace, limit) = match command {
                 MemoryCommand::List { namespace, limit } => {
@@ -254,6 +287,26 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// A reader that has gone (`hookpack explain … | head`) ends the command quietly, as it ends
+/// other tools; any other panic is said in one line, without a backtrace.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("error: internal error: {message}; please report it\n").as_bytes(),
+        );
+    }));
 }
 
 /// The settings file `install` and `uninstall` write: `--user`, `--local`, or the project's.

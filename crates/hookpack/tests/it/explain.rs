@@ -174,3 +174,42 @@ fn explain_shows_captures_and_recalled_memories() {
     let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
     assert_eq!(listed.lines().count(), 1, "explain stored nothing: {listed}");
 }
+
+/// `explain` made from a command line (`--command`, `--prompt`, `--path`) and from a payload
+/// that gives only what matters: the common fields filled in, and said.
+#[test]
+fn explain_from_options_and_partial_payloads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let pack = std::fs::read_to_string(
+        root.join("examples/projects/demo/.claude/hookpack/packs/demo.toml"),
+    )
+    .unwrap();
+    let dir = project(
+        "explain-options",
+        &[
+            (".claude/hookpack/packs/demo.toml", &pack),
+            (".claude/hookpack/hookpack.toml", "builtin = [\"guard\"]\n"),
+            (
+                "partial.json",
+                r#"{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git push --force origin main"}}"#,
+            ),
+        ],
+    );
+    assert!(hookpack(&dir, &["compile"]).status.success());
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(r"\[TMP\]/hookpack-cli/explain-options", "[PROJECT]");
+    settings.bind(|| {
+        for (name, args) in [
+            ("options-command", &["explain", "--event", "PreToolUse", "--tool", "Bash", "--command", "rm -rf ~"][..]),
+            ("options-prompt", &["explain", "--prompt", "@dev fix the login bug"]),
+            ("options-path", &["explain", "--path", "src/api/users.ts", "--tool", "Edit"]),
+            ("options-partial", &["explain", "partial.json"]),
+        ] {
+            let out = hookpack(&dir, args);
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+            insta::assert_snapshot!(format!("explain@{name}"), text(&out.stdout));
+        }
+    });
+}
