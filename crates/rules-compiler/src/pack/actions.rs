@@ -59,6 +59,21 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             let span = self.rule.get("exclude").map_or(0..0, Spanned::span);
             self.reader.warning(span, format!("rule `{}` never fires: `{term}` is both required (`keywords_all`) and excluded", self.id));
         }
+        // Every `keywords` term excluded: whatever prompt has one, `exclude` vetoes it.
+        let excluded = lower(&when.exclude);
+        let keywords = lower(&when.keywords);
+        if !keywords.is_empty() && keywords.is_subset(&excluded) {
+            when.never = true;
+            let span = self.rule.get("exclude").map_or(0..0, Spanned::span);
+            let terms = keywords.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+            self.reader.warning(
+                span,
+                format!(
+                    "rule `{}` never fires: {terms} are both its keywords and excluded",
+                    self.id
+                ),
+            );
+        }
         let set: BTreeSet<&String> = when.flags.iter().collect();
         if let Some(flag) = when.not_flags.iter().find(|f| set.contains(f)).cloned() {
             when.never = true;

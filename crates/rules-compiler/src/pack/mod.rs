@@ -131,11 +131,37 @@ impl Reader<'_> {
             return None;
         }
         if matcher.chars().all(|c| c.is_ascii_alphanumeric() || "_-|, ".contains(c)) {
-            let names = matcher.split(['|', ',']).map(str::trim).filter(|n| !n.is_empty());
-            return Some(ToolMatcher::Names(names.map(str::to_owned).collect()));
+            let names: Vec<String> = matcher
+                .split(['|', ','])
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+                .collect();
+            for name in &names {
+                self.tool_name_case(name, span.clone());
+            }
+            return Some(ToolMatcher::Names(names));
         }
         self.regex(matcher, span, "tool matcher regex")
             .then(|| ToolMatcher::Regex(matcher.to_owned()))
+    }
+
+    /// Warns when `name` is a tool Claude Code has but spelled in another case: tool names are
+    /// matched exactly, so `bash` never matches a `Bash` call.
+    fn tool_name_case(&mut self, name: &str, span: Range<usize>) {
+        let known = hook_model::ToolName::KNOWN
+            .iter()
+            .chain(hook_model::TOOL_ALIASES.iter().map(|(alias, _)| alias));
+        let mut known = known.copied();
+        if let Some(right) = known.find(|k| *k != name && k.eq_ignore_ascii_case(name)) {
+            self.warning(
+                span,
+                format!(
+                    "tool `{name}` matches no call: tool names are case-sensitive; did you mean \
+                     `{right}`?"
+                ),
+            );
+        }
     }
 
     /// Checks that `pattern` is a valid regex that can be precompiled; warns where its word
@@ -147,6 +173,18 @@ impl Reader<'_> {
         }
         if !self.automaton(pattern, span.clone(), false) {
             return false;
+        }
+        if let Some(c) = pattern.chars().find(|c| c.is_control() && !matches!(c, '\n' | '\t')) {
+            let hint = if c == '\u{8}' {
+                ": in a double-quoted TOML string `\\b` is a backspace; write the regex in single \
+                 quotes ('\\bnpm') for a word boundary"
+            } else {
+                ""
+            };
+            self.warning(
+                span.clone(),
+                format!("{what} holds the control character U+{:04X}{hint}", u32::from(c)),
+            );
         }
         if (pattern.contains(r"\b") || pattern.contains(r"\B")) && !pattern.is_ascii() {
             self.warning(

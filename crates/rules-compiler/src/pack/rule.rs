@@ -52,6 +52,15 @@ impl Reader<'_> {
                     Some(pattern) => (true, pattern),
                     None => (false, glob),
                 };
+                if let Some(rest) = pattern.strip_prefix("./") {
+                    check.reader.warning(
+                        span.clone(),
+                        format!(
+                            "glob `{pattern}` matches no path: paths are matched relative to the \
+                             project without `./`; write `{rest}`"
+                        ),
+                    );
+                }
                 if let Err(err) = globset::GlobBuilder::new(pattern).literal_separator(true).build()
                 {
                     check
@@ -69,6 +78,20 @@ impl Reader<'_> {
                 check
                     .reader
                     .warning(paths.span(), format!("rule `{id}` never fires: `paths` is empty"));
+            }
+            // Shell tools name no file: a rule on them alone with `paths` never fires.
+            if let Some(crate::ToolMatcher::Names(names)) = &when.tool
+                && !names.is_empty()
+                && names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor"))
+            {
+                check.reader.warning(
+                    paths.span(),
+                    format!(
+                        "rule `{id}` never fires: {} calls carry no file path for `paths` to \
+                         match (match the command with `command` or `regex`)",
+                        names.join(", ")
+                    ),
+                );
             }
         }
 
