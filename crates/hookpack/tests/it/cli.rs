@@ -908,3 +908,19 @@ fn passing_tests_are_counted_unless_asked_for() {
     let out = hookpack(&dir, &["compile", "--quiet"]);
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), String::new()));
 }
+
+/// A `disable` entry that turns off no rule of a pack that is there is a typo: said, with the
+/// rule meant; one about a pack that is not there may be for another project: not said.
+#[test]
+fn a_disable_that_turns_nothing_off_is_said() {
+    let config = "builtin = [\"guard\"]\ndisable = [\"guard/rm-rooot\", \"elsewhere/x\"]\n";
+    let dir = project("cli-disable-typo", &[(".claude/hookpack/hookpack.toml", config)]);
+    let out = hookpack(&dir, &["lint"]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("`disable = [\"guard/rm-rooot\"]` turns off no rule: no pack has one of that id; did you mean `guard/rm-root`?"),
+        "{said}"
+    );
+    assert!(!said.contains("elsewhere"), "{said}");
+}

@@ -525,6 +525,21 @@ fn merge(loaded: &mut Loaded) {
     }
     let disabled = |id: &str| loaded.config.disable.iter().any(|pattern| disables(pattern, id));
     loaded.active = order.iter().filter(|id| !disabled(id)).map(|id| winner[id]).collect();
+    // An entry that turns nothing off in a pack that is here is a typo, or names a rule since
+    // renamed (one naming a pack that is not here may be for another project).
+    for pattern in &loaded.config.disable {
+        let pack = pattern.split('/').next().unwrap_or_default();
+        let here = order.iter().any(|id| id.split('/').next() == Some(pack));
+        if !here || order.iter().any(|id| disables(pattern, id)) {
+            continue;
+        }
+        let hint = crate::shape::suggestion(pattern, order.iter().map(String::as_str))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        loaded.diagnostics.warning_without_place(format!(
+            "config: `disable = [\"{pattern}\"]` turns off no rule: no pack has one of that id{hint}"
+        ));
+    }
 }
 
 /// Puts back the user's own fail-closed guards (those in force for the user alone: the builtin
