@@ -924,3 +924,21 @@ fn a_disable_that_turns_nothing_off_is_said() {
     );
     assert!(!said.contains("elsewhere"), "{said}");
 }
+
+/// Files meant as packs that are not read are said: another extension in `packs/`, a `.toml`
+/// beside the config.
+#[test]
+fn packs_that_are_not_read_are_said() {
+    let dir = project(
+        "cli-stray-packs",
+        &[
+            (".claude/hookpack/packs/api.yaml", "rules: []\n"),
+            (".claude/hookpack/api.toml", "[pack]\nname = \"api\"\n"),
+        ],
+    );
+    let out = hookpack(&dir, &["lint"]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = text(&out.stderr);
+    assert!(said.contains("packs/api.yaml is not read: packs are `.toml` files"), "{said}");
+    assert!(said.contains("hookpack/api.toml is not read: packs go in"), "{said}");
+}

@@ -365,13 +365,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
                 .error_without_place(format!("config: {}", err.to_string().to_lowercase())),
         }
     }
-    let b = loaded.config.settings().brackets;
-    if !(b[0] >= b[1] && b[1] >= b[2]) {
-        loaded.diagnostics.error_without_place(format!(
-            "config: bracket thresholds must not increase: fresh {} >= moderate {} >= depleted {}",
-            b[0], b[1], b[2]
-        ));
-    }
+    check_brackets(&mut loaded);
 
     for problem in loaded.config.memory_problems() {
         loaded.diagnostics.error_without_place(problem);
@@ -396,6 +390,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
             }
         }
     }
+    stray_files(layout, &mut loaded);
     for (scope, dir, root) in layout.pack_dirs() {
         let files = pack_files(&dir);
         // As the hooks list them (`hook-runtime`'s `pack_names_hash`): the regular files. Any
@@ -592,6 +587,61 @@ fn keep_users_guards(loaded: &mut Loaded, layout: &Layout) {
                  replace it, so yours stays in force here (turn it off in your own config)"
             ),
         );
+    }
+}
+
+/// The bracket thresholds of the config: they must not increase.
+fn check_brackets(loaded: &mut Loaded) {
+    let b = loaded.config.settings().brackets;
+    if !(b[0] >= b[1] && b[1] >= b[2]) {
+        loaded.diagnostics.error_without_place(format!(
+            "config: bracket thresholds must not increase: fresh {} >= moderate {} >= depleted {}",
+            b[0], b[1], b[2]
+        ));
+    }
+}
+
+/// Files a user meant as packs that are not read: another extension in a packs folder, a
+/// `.toml` beside the config instead of in `packs/`.
+fn stray_files(layout: &Layout, loaded: &mut Loaded) {
+    let names = |dir: &Path| -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    };
+    for (_, dir, _) in layout.pack_dirs() {
+        for name in names(&dir) {
+            if Path::new(&name).extension().is_none_or(|e| e != "toml") {
+                loaded.diagnostics.warning_without_place(format!(
+                    "{} is not read: packs are `.toml` files",
+                    display(&dir.join(&name))
+                ));
+            }
+        }
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for (_, _, root) in layout.config_files() {
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    for dir in &roots {
+        for name in names(dir) {
+            let toml = Path::new(&name).extension().is_some_and(|e| e == "toml");
+            if toml && name != CONFIG_FILE && name != LOCAL_CONFIG_FILE {
+                loaded.diagnostics.warning_without_place(format!(
+                    "{} is not read: packs go in {}/",
+                    display(&dir.join(&name)),
+                    display(&dir.join(PACKS_DIR))
+                ));
+            }
+        }
     }
 }
 
