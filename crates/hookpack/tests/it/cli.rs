@@ -942,3 +942,44 @@ fn packs_that_are_not_read_are_said() {
     assert!(said.contains("packs/api.yaml is not read: packs are `.toml` files"), "{said}");
     assert!(said.contains("hookpack/api.toml is not read: packs go in"), "{said}");
 }
+
+/// A rule that waits for session state no rule in force sets never fires: said at the rule.
+#[test]
+fn state_nothing_sets_is_said() {
+    let pack = r#"[pack]
+name = "dead"
+
+[[rule]]
+id = "tests-ran"
+on = "PostToolUse"
+tool = "Bash"
+regex = ['\bcargo test\b']
+set = { flags = ["tested"] }
+
+# Waits for a flag spelled otherwise than the rule above sets it.
+[[rule]]
+id = "stop-untested"
+on = "Stop"
+not_flags = ["tested"]
+flags = ["edited"]
+decision = "block"
+reason = "Run the tests first."
+
+# No rule makes the QA agent active.
+[[rule]]
+id = "qa-rules"
+on = "UserPromptSubmit"
+agent = "qa"
+context = "Check the acceptance criteria."
+"#;
+    let dir = project("cli-state-nothing-sets", &[(".claude/hookpack/packs/dead.toml", pack)]);
+    let out = hookpack(&dir, &["lint"]);
+    assert_eq!(out.status.code(), Some(0));
+    let said = text(&out.stderr);
+    assert!(said.contains("dead.toml:13:6: warning: rule `dead/stop-untested` never fires: no rule in force sets flag `edited`"), "{said}");
+    assert!(
+        said.contains("rule `dead/qa-rules` never fires: no rule in force sets agent `qa`"),
+        "{said}"
+    );
+    assert!(!said.contains("`tested`"), "{said}");
+}

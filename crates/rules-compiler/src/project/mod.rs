@@ -414,6 +414,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
 
     merge(&mut loaded);
     keep_users_guards(&mut loaded, layout);
+    check_unset_state(&mut loaded);
     check_automata(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
     let aliases = loaded.config.aliases();
@@ -587,6 +588,65 @@ fn keep_users_guards(loaded: &mut Loaded, layout: &Layout) {
                  replace it, so yours stays in force here (turn it off in your own config)"
             ),
         );
+    }
+}
+
+/// Rules that wait for session state no rule in force sets (a flag, an agent, a workflow, a
+/// task): they can never fire.
+fn check_unset_state(loaded: &mut Loaded) {
+    let mut set: BTreeMap<&str, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for &(p, r) in &loaded.active {
+        let then = &loaded.packs[p].1.rules[r].then.set;
+        let entry = |key: &'static str, set: &mut BTreeMap<&str, _>, value: &str| {
+            set.entry(key).or_insert_with(std::collections::BTreeSet::new).insert(value.to_owned());
+        };
+        for flag in &then.flags {
+            entry("flag", &mut set, flag);
+        }
+        for (key, value) in
+            [("agent", &then.agent), ("workflow", &then.workflow), ("task", &then.task)]
+        {
+            if let Some(value) = value {
+                entry(key, &mut set, value);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for &(p, r) in &loaded.active {
+        let pack = &loaded.packs[p].1;
+        let rule = &pack.rules[r];
+        let wants = [
+            ("flag", &rule.when.flags),
+            ("agent", &rule.when.agent),
+            ("workflow", &rule.when.workflow),
+            ("task", &rule.when.task),
+        ];
+        for (key, values) in wants {
+            let known = set.get(key);
+            // A list is any of its values (flags: all of them).
+            let dead: Vec<&String> =
+                values.iter().filter(|v| !known.is_some_and(|k| k.contains(*v))).collect();
+            let never = if key == "flag" {
+                !dead.is_empty()
+            } else {
+                !values.is_empty() && dead.len() == values.len()
+            };
+            if never {
+                let names = dead.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+                found.push((
+                    pack.source.clone(),
+                    rule.span.clone(),
+                    format!(
+                        "rule `{}` never fires: no rule in force sets {key} {names} (`set = {{ {} }}`)",
+                        rule.full_id(),
+                        if key == "flag" { "flags = [...]".to_owned() } else { format!("{key} = ...") }
+                    ),
+                ));
+            }
+        }
+    }
+    for (source, span, message) in found {
+        loaded.diagnostics.warning(&source, span, message);
     }
 }
 
