@@ -983,3 +983,23 @@ context = "Check the acceptance criteria."
     );
     assert!(!said.contains("`tested`"), "{said}");
 }
+
+/// A context longer than the budget of every bracket it can fire in, and not pinned, is dropped
+/// each time: said at the rule.
+#[test]
+fn a_context_over_every_budget_is_said() {
+    let long = "x".repeat(12_000);
+    let pack = format!(
+        "[pack]\nname = \"big\"\n\n[[rule]]\nid = \"wall\"\non = \"UserPromptSubmit\"\ncontext = \"{long}\"\n\n[[rule]]\nid = \"kept\"\non = \"UserPromptSubmit\"\npinned = true\ncontext = \"{long}\"\n"
+    );
+    let dir = project("cli-over-budget", &[(".claude/hookpack/packs/big.toml", &pack)]);
+    let out = hookpack(&dir, &["lint"]);
+    let said = text(&out.stderr);
+    assert!(said.contains("rule `big/wall` never reaches the model: its context (12021 bytes) is over the budget of every bracket it fires in (at most 10000)"), "{said}");
+    assert!(!said.contains("big/kept"), "{said}");
+    // Within a larger budget, nothing to say.
+    let config = "[budget]\ncritical = 3100\n";
+    std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), config).unwrap();
+    let said = text(&hookpack(&dir, &["lint"]).stderr);
+    assert!(!said.contains("never reaches"), "{said}");
+}

@@ -415,6 +415,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
     merge(&mut loaded);
     keep_users_guards(&mut loaded, layout);
     check_unset_state(&mut loaded);
+    check_budgets(&mut loaded);
     check_automata(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
     let aliases = loaded.config.aliases();
@@ -643,6 +644,41 @@ fn check_unset_state(loaded: &mut Loaded) {
                     ),
                 ));
             }
+        }
+    }
+    for (source, span, message) in found {
+        loaded.diagnostics.warning(&source, span, message);
+    }
+}
+
+/// Rules whose context is longer than the budget of every bracket they can fire in, and not
+/// `pinned`: the budget drops it each time, so it never reaches the model.
+fn check_budgets(loaded: &mut Loaded) {
+    let budget = loaded.config.settings().budget;
+    let mut found = Vec::new();
+    for &(p, r) in &loaded.active {
+        let pack = &loaded.packs[p].1;
+        let rule = &pack.rules[r];
+        let Some(context) = rule.then.context.as_deref().filter(|_| !rule.then.pinned) else {
+            continue;
+        };
+        let admits = |i: usize| {
+            rule.when.bracket.is_empty() || rule.when.bracket.iter().any(|b| *b as usize == i)
+        };
+        let most = (0..4).filter(|&i| admits(i)).map(|i| budget[i] as usize * 4).max().unwrap_or(0);
+        // As the hook measures it: the bytes of the section, its `[hookpack: id]` line included.
+        let chars = context.len() + rule.full_id().len() + "[hookpack: ]\n".len();
+        if chars > most {
+            found.push((
+                pack.source.clone(),
+                rule.span.clone(),
+                format!(
+                    "rule `{}` never reaches the model: its context ({chars} bytes) is over the \
+                     budget of every bracket it fires in (at most {most}); shorten it, raise \
+                     `[budget]`, or make it `pinned = true`",
+                    rule.full_id()
+                ),
+            ));
         }
     }
     for (source, span, message) in found {
