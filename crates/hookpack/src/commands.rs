@@ -225,7 +225,7 @@ pub(crate) fn compile_to(
         )?;
     }
     match refresh_user_guards(layout) {
-        Ok(Some((n, path))) if n > 0 => {
+        Ok(Some((n, path))) if n > 0 && verbosity() > Verbosity::Quiet => {
             let guards = if n == 1 {
                 "fail-closed guard".to_owned()
             } else {

@@ -22,7 +22,7 @@ use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand, V
 /// Compile, lint, test and explain the rule packs Claude Code's hooks answer from; wire the
 /// hooks into Claude Code's settings; check the whole setup.
 #[derive(Debug, Parser)]
-#[command(name = "hookpack", disable_help_subcommand = true)]
+#[command(name = "hookpack")]
 #[command(
     after_help = "--project DIR defaults to $CLAUDE_PROJECT_DIR, else the nearest ancestor of the current directory holding .claude/hookpack/, else the current directory. --user works on the user's own packs and compiled rules ($XDG_CONFIG_HOME/hookpack), which hooks answer from where no project uses hookpack."
 )]
@@ -83,10 +83,10 @@ enum Command {
         #[arg(long, value_name = "TOOL")]
         tool: Option<String>,
         /// The shell command of the tool call.
-        #[arg(long, value_name = "COMMAND")]
+        #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
         command: Option<String>,
         /// The prompt.
-        #[arg(long, value_name = "TEXT")]
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         prompt: Option<String>,
         /// The file path of the tool call.
         #[arg(long, value_name = "PATH")]
@@ -205,6 +205,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
+    refuse_conflicts(&cli);
     commands::set_verbosity(if cli.quiet {
         commands::Verbosity::Quiet
     } else if cli.verbose {
@@ -289,6 +290,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// clap checks conflicts among the options of one level only: `--user` before the command and
+/// `--project` or `--local` after it (and `-q` with `-v`) are refused here, exit 2.
+fn refuse_conflicts(cli: &Cli) {
+    let local = matches!(&cli.command, Command::Install { target, .. } | Command::Uninstall { target } if target.local);
+    let conflict = match (&cli.scope, cli.quiet && cli.verbose) {
+        (_, true) => Some("--quiet and --verbose"),
+        (Scope { user: true, project: Some(_) }, _) => Some("--user and --project"),
+        (Scope { user: true, .. }, _) if local => Some("--user and --local"),
+        _ => None,
+    };
+    if let Some(both) = conflict {
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, format!("{both} exclude each other"))
+            .exit();
+    }
+}
+
 /// A reader that has gone (`hookpack explain … | head`) ends the command quietly, as it ends
 /// other tools; any other panic is said in one line, without a backtrace.
 fn quiet_panics() {
@@ -302,9 +320,11 @@ fn quiet_panics() {
         if message.contains("Broken pipe") {
             std::process::exit(141);
         }
+        let place =
+            info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
-            format!("error: internal error: {message}; please report it\n").as_bytes(),
+            format!("hookpack: panicked{place}: {message}\n").as_bytes(),
         );
     }));
 }

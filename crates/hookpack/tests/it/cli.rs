@@ -152,7 +152,7 @@ reason = "Not the root."
         (".claude/hookpack/packs/guard.toml", replacement),
     ];
     let dir = project("overrides", &files);
-    let out = hookpack(&dir, &["test"]);
+    let out = hookpack(&dir, &["test", "-v"]);
     let stdout = text(&out.stdout);
     let replaced = "test guard/rm -rf ~ is denied ... ok alone, not in force here: `guard/rm-root` \
                     is replaced by the project rule at \
@@ -883,7 +883,10 @@ fn every_command_has_help_and_usage_errors_exit_2() {
         &["memory", "search"],
         &["import", "hookify"],
         &["lint", "--project", "a", "--user"],
+        &["--user", "lint", "--project", "a"],
+        &["--user", "install", "--local"],
         &["test", "-q", "-v"],
+        &["-q", "test", "-v"],
     ] {
         let out = hookpack(&dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
@@ -995,7 +998,7 @@ fn a_context_over_every_budget_is_said() {
     let dir = project("cli-over-budget", &[(".claude/hookpack/packs/big.toml", &pack)]);
     let out = hookpack(&dir, &["lint"]);
     let said = text(&out.stderr);
-    assert!(said.contains("rule `big/wall` never reaches the model: its context (12021 bytes) is over the budget of every bracket it fires in (at most 10000)"), "{said}");
+    assert!(said.contains("rule `big/wall` never reaches the model: its context (12021 bytes) is over the budget of every bracket it fires in (at most 10000 bytes)"), "{said}");
     assert!(!said.contains("big/kept"), "{said}");
     // Within a larger budget, nothing to say.
     let config = "[budget]\ncritical = 3100\n";

@@ -56,8 +56,9 @@ impl Reader<'_> {
                     check.reader.warning(
                         span.clone(),
                         format!(
-                            "glob `{pattern}` matches no path: paths are matched relative to the \
-                             project without `./`; write `{rest}`"
+                            "glob `{pattern}` matches only paths given as `./…`: Claude Code gives \
+                             absolute paths, matched relative to the project without `./`; write \
+                             `{rest}`"
                         ),
                     );
                 }

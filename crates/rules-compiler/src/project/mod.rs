@@ -414,7 +414,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
 
     merge(&mut loaded);
     keep_users_guards(&mut loaded, layout);
-    check_unset_state(&mut loaded);
+    check_unset_state(&mut loaded, layout);
     check_budgets(&mut loaded);
     check_automata(&mut loaded);
     let namespaces = loaded.config.settings_namespaces();
@@ -534,7 +534,8 @@ fn merge(loaded: &mut Loaded) {
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
         loaded.diagnostics.warning_without_place(format!(
-            "config: `disable = [\"{pattern}\"]` turns off no rule: no pack has one of that id{hint}"
+            "config: `disable = [\"{pattern}\"]` turns off no rule: no pack has one of that \
+             id{hint} (if it is meant for another project, put it in that project's config)"
         ));
     }
 }
@@ -594,7 +595,11 @@ fn keep_users_guards(loaded: &mut Loaded, layout: &Layout) {
 
 /// Rules that wait for session state no rule in force sets (a flag, an agent, a workflow, a
 /// task): they can never fire.
-fn check_unset_state(loaded: &mut Loaded) {
+fn check_unset_state(loaded: &mut Loaded, layout: &Layout) {
+    // The user's own packs alone may wait for state the packs of the projects set.
+    if layout.project.is_none() {
+        return;
+    }
     let mut set: BTreeMap<&str, std::collections::BTreeSet<String>> = BTreeMap::new();
     for &(p, r) in &loaded.active {
         let then = &loaded.packs[p].1.rules[r].then.set;
@@ -674,7 +679,7 @@ fn check_budgets(loaded: &mut Loaded) {
                 rule.span.clone(),
                 format!(
                     "rule `{}` never reaches the model: its context ({chars} bytes) is over the \
-                     budget of every bracket it fires in (at most {most}); shorten it, raise \
+                     budget of every bracket it fires in (at most {most} bytes); shorten it, raise \
                      `[budget]`, or make it `pinned = true`",
                     rule.full_id()
                 ),
@@ -713,9 +718,16 @@ fn stray_files(layout: &Layout, loaded: &mut Loaded) {
     };
     for (_, dir, _) in layout.pack_dirs() {
         for name in names(&dir) {
-            if Path::new(&name).extension().is_none_or(|e| e != "toml") {
+            // Files of other kinds may be a pack's `context_file`: only what looks like a pack
+            // in another format is said.
+            let extension = Path::new(&name).extension().and_then(|e| e.to_str()).unwrap_or("");
+            let pack_like = matches!(
+                extension.to_ascii_lowercase().as_str(),
+                "toml" | "yaml" | "yml" | "json" | "tml"
+            );
+            if pack_like && extension != "toml" {
                 loaded.diagnostics.warning_without_place(format!(
-                    "{} is not read: packs are `.toml` files",
+                    "{} is not read: packs are `.toml` files (in TOML, named in lower case)",
                     display(&dir.join(&name))
                 ));
             }
