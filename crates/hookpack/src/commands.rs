@@ -324,6 +324,11 @@ impl ArtifactDir {
     }
 }
 
+/// `path` relative to `base` when below it.
+pub(crate) fn shown(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).display().to_string()
+}
+
 /// `text` on one line without control characters: what a database holds may have been
 /// written to move a terminal's cursor or rewrite what it shows.
 pub(crate) fn printable(text: &str) -> String {

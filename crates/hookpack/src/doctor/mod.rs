@@ -19,7 +19,7 @@ use rules_compiler::{Layout, compile, load};
 mod fixes;
 mod setup;
 
-use crate::commands::{installation, printable};
+use crate::commands::{installation, printable, shown};
 use serde_json::{Value, json};
 
 /// How many recorded failures the report lists.
@@ -124,11 +124,6 @@ fn checks(layout: &Layout, installation: &Installation) -> Vec<Check> {
     checks.push(failures(installation.dir()));
     checks.push(fail_closed(&artifact_path, cause.as_deref(), installation));
     checks
-}
-
-/// `path` relative to the project's root when inside it.
-fn shown(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
 }
 
 /// The packs, linted; and the artifact they compile to, when they do.

@@ -18,7 +18,7 @@ use hook_engine::layout;
 use hook_runtime::confined::Confined;
 use rules_compiler::Layout;
 
-use crate::commands::installation;
+use crate::commands::{installation, printable, shown};
 
 /// The largest file an importer reads.
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -59,7 +59,7 @@ impl Pack {
     pub(crate) fn rule(&mut self, comment: &str, keys: &[(&str, String)]) {
         let mut text = String::new();
         for line in comment.lines() {
-            let _ = writeln!(text, "# {}", one_line(line));
+            let _ = writeln!(text, "# {}", printable(line));
         }
         text.push_str("[[rule]]\n");
         for (key, value) in keys {
@@ -87,7 +87,7 @@ impl Pack {
     fn text(&self, source: &Path) -> String {
         let mut text = format!(
             "#:schema ../schemas/rule-pack.schema.json\n# Imported by `hookpack import` from {}.\n\n[pack]\nname = {}\ndescription = {}\n",
-            one_line(&source.display().to_string()),
+            printable(&source.display().to_string()),
             toml_str(&self.name),
             toml_str(&self.description)
         );
@@ -239,16 +239,6 @@ pub(crate) fn texts(
         }
     }
     Ok(read_ones)
-}
-
-/// `text` on one line without control characters, for a TOML comment.
-pub(crate) fn one_line(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
-}
-
-/// `path` relative to `base` when below it.
-pub(crate) fn shown(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
 }
 
 /// `hookpack import <kind> <dir> [--dry-run]`.

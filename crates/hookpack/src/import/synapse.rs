@@ -79,7 +79,7 @@ fn manifest(text: &str, out: &mut Translation) -> (Vec<Domain>, Vec<String>, boo
                     out.untranslated.push(format!(
                         "manifest:{}: `{}` is no domain name (A-Z, 0-9, _)",
                         n + 1,
-                        super::one_line(name)
+                        crate::commands::printable(name)
                     ));
                     continue;
                 }
