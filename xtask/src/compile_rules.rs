@@ -26,7 +26,7 @@ pub(crate) fn run(mode: Mode) -> anyhow::Result<()> {
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let shown = Path::new("rules").join(file.file_name().context("pack name")?);
         let (pack, diagnostics) = parse_pack(&Arc::new(SourceFile::new(shown, text)), &dir);
-        if !diagnostics.is_empty() {
+        if !diagnostics.is_silent() {
             eprint!("{}", diagnostics.render());
         }
         problems += diagnostics.error_count() + diagnostics.warning_count();

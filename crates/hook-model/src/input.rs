@@ -552,6 +552,13 @@ macro_rules! define_event_input {
                 }
             }
 
+            /// The names of the event's own fields, as Claude Code sends them.
+            fn own_fields(kind: EventKind) -> &'static [&'static str] {
+                match kind {
+                    $( EventKind::$name => field_names::<$input>(), )+
+                }
+            }
+
             fn from_value(kind: EventKind, payload: &Value) -> Result<Self, serde_json::Error> {
                 Ok(match kind {
                     $( EventKind::$name => EventInput::$name($input::deserialize(payload)?), )+
@@ -562,6 +569,57 @@ macro_rules! define_event_input {
 }
 
 for_each_event!(define_event_input);
+
+/// The top-level fields a `kind` payload may carry: `hook_event_name`, the [`Common`] ones and
+/// the event's own (what a test payload or a `field` condition can name).
+pub fn input_fields(kind: EventKind) -> impl Iterator<Item = &'static str> {
+    ["hook_event_name"]
+        .into_iter()
+        .chain(field_names::<Common>().iter().copied())
+        .chain(EventInput::own_fields(kind).iter().copied())
+}
+
+/// The field names serde's derive gives a struct, read by asking it to deserialize from a
+/// deserializer that only records them.
+fn field_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    struct Names(Option<&'static [&'static str]>);
+    #[derive(Debug)]
+    struct Stop;
+    impl fmt::Display for Stop {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("field names read")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<M: fmt::Display>(_: M) -> Self {
+            Stop
+        }
+    }
+    impl<'de> serde::Deserializer<'de> for &mut Names {
+        type Error = Stop;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 = Some(fields);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let mut names = Names(None);
+    let _ = T::deserialize(&mut names);
+    names.0.unwrap_or(&[])
+}
 
 /// A parsed hook payload.
 #[derive(Clone, Debug, PartialEq)]
@@ -715,6 +773,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn input_fields_are_the_fields_serde_reads() {
+        let fields = |kind| input_fields(kind).collect::<Vec<_>>();
+        let pre = fields(EventKind::PreToolUse);
+        for name in ["hook_event_name", "session_id", "cwd", "tool_name", "tool_input"] {
+            assert!(pre.contains(&name), "{name} in {pre:?}");
+        }
+        assert!(!pre.contains(&"prompt"));
+        assert!(fields(EventKind::UserPromptSubmit).contains(&"prompt"));
+        // A renamed field by its name in the payload.
+        assert!(fields(EventKind::MessageDisplay).contains(&"final"));
+        // An event with no fields of its own has the common ones.
+        assert_eq!(fields(EventKind::SubagentStart).len(), 1 + field_names::<Common>().len());
+    }
 
     #[test]
     fn only_a_session_start_from_compact_follows_a_compaction() {

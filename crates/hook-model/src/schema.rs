@@ -61,3 +61,22 @@ pub fn input_schema(kind: EventKind) -> Value {
     }
     Value::Object(schema)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fields lint knows a payload by ([`crate::input_fields`]) are the schema's.
+    #[test]
+    fn the_schema_names_the_input_fields() {
+        for &kind in EventKind::ALL {
+            let schema = input_schema(kind);
+            let mut in_schema: Vec<&str> =
+                schema["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+            let mut fields: Vec<&str> = crate::input_fields(kind).collect();
+            in_schema.sort_unstable();
+            fields.sort_unstable();
+            assert_eq!(in_schema, fields, "{kind}");
+        }
+    }
+}

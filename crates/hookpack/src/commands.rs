@@ -69,7 +69,7 @@ fn environment() -> Vec<(String, String)> {
 /// Loads every pack and prints the diagnostics; `None` when there are errors.
 fn checked(layout: &Layout) -> Option<Loaded> {
     let loaded = load(layout, &environment());
-    if !loaded.diagnostics.is_empty() {
+    if !loaded.diagnostics.is_silent() {
         eprint!("{}", loaded.diagnostics.render());
     }
     (!loaded.diagnostics.has_errors()).then_some(loaded)

@@ -16,6 +16,9 @@ use crate::SourceFile;
 /// How bad a problem is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Nothing is wrong, but the author may not know it happens (a rule replacing a builtin
+    /// one): one line, never counted as a problem.
+    Info,
     /// The pack still compiles, but something in it cannot do what it says.
     Warning,
     /// The pack does not compile.
@@ -31,6 +34,17 @@ pub struct Diagnostic {
     pub message: String,
     /// The file, and the bytes of it that are wrong (`None` for problems with no place).
     pub place: Option<(Arc<SourceFile>, Range<usize>)>,
+    /// What else the reader needs: another place involved ("first defined here"), or a hint.
+    pub notes: Vec<Note>,
+}
+
+/// A secondary label of a [`Diagnostic`].
+#[derive(Clone, Debug)]
+pub struct Note {
+    /// What it says, lowercase.
+    pub message: String,
+    /// The place it points at, if any.
+    pub place: Option<(Arc<SourceFile>, Range<usize>)>,
 }
 
 impl Diagnostic {
@@ -38,6 +52,69 @@ impl Diagnostic {
     pub fn line_col(&self) -> Option<(usize, usize)> {
         self.place.as_ref().map(|(source, span)| source.line_col(span.start))
     }
+
+    /// A problem at `span` of `source`, to give notes and then [`Diagnostics::add`].
+    pub fn new(
+        severity: Severity,
+        source: &Arc<SourceFile>,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) -> Self {
+        let place = Some((source.clone(), span));
+        Diagnostic { severity, message: message.into(), place, notes: Vec::new() }
+    }
+
+    /// With a note pointing at `span` of `source`.
+    #[must_use]
+    pub fn note_at(
+        mut self,
+        source: &Arc<SourceFile>,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) -> Self {
+        self.notes.push(Note { message: message.into(), place: Some((source.clone(), span)) });
+        self
+    }
+
+    /// With a note that has no place (a hint).
+    #[must_use]
+    pub fn note(mut self, message: impl Into<String>) -> Self {
+        self.notes.push(Note { message: message.into(), place: None });
+        self
+    }
+}
+
+/// Writes `file:line:col: label: message` and, unless `one_line`, the line with `mark` under
+/// `span`.
+fn write_at(
+    f: &mut fmt::Formatter<'_>,
+    (source, span): &(Arc<SourceFile>, Range<usize>),
+    label: &str,
+    message: &str,
+    mark: char,
+    one_line: bool,
+) -> fmt::Result {
+    let (line, column) = source.line_col(span.start);
+    writeln!(f, "{}:{line}:{column}: {label}: {message}", source.path().display())?;
+    if one_line {
+        return Ok(());
+    }
+    let text = source.line(line);
+    let (end_line, end_column) = source.line_col(span.end.max(span.start + 1) - 1);
+    let width = if end_line == line {
+        (end_column + 1).saturating_sub(column).max(1)
+    } else {
+        text.chars().count().saturating_sub(column - 1).max(1)
+    };
+    let gutter = " ".repeat(line.to_string().len());
+    let mut caret = String::new();
+    for c in text.chars().take(column - 1) {
+        caret.push(if c == '\t' { '\t' } else { ' ' });
+    }
+    caret.extend(std::iter::repeat_n(mark, width));
+    writeln!(f, "{gutter} |")?;
+    writeln!(f, "{line} | {text}")?;
+    writeln!(f, "{gutter} | {caret}")
 }
 
 impl fmt::Display for Diagnostic {
@@ -45,28 +122,20 @@ impl fmt::Display for Diagnostic {
         let severity = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Info => "info",
         };
-        let Some((source, span)) = &self.place else {
-            return writeln!(f, "{severity}: {}", self.message);
-        };
-        let (line, column) = source.line_col(span.start);
-        writeln!(f, "{}:{line}:{column}: {severity}: {}", source.path().display(), self.message)?;
-        let text = source.line(line);
-        let (end_line, end_column) = source.line_col(span.end.max(span.start + 1) - 1);
-        let width = if end_line == line {
-            (end_column + 1).saturating_sub(column).max(1)
-        } else {
-            text.chars().count().saturating_sub(column - 1).max(1)
-        };
-        let gutter = " ".repeat(line.to_string().len());
-        let mut caret = String::new();
-        for c in text.chars().take(column - 1) {
-            caret.push(if c == '\t' { '\t' } else { ' ' });
+        let one_line = self.severity == Severity::Info;
+        match &self.place {
+            Some(place) => write_at(f, place, severity, &self.message, '^', one_line)?,
+            None => writeln!(f, "{severity}: {}", self.message)?,
         }
-        let _ = write!(caret, "{}", "^".repeat(width));
-        writeln!(f, "{gutter} |")?;
-        writeln!(f, "{line} | {text}")?;
-        writeln!(f, "{gutter} | {caret}")
+        for note in &self.notes {
+            match &note.place {
+                Some(place) => write_at(f, place, "note", &note.message, '-', one_line)?,
+                None => writeln!(f, "  = note: {}", note.message)?,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -97,6 +166,21 @@ impl Diagnostics {
         self.push(Severity::Warning, Some((source.clone(), span)), message.into());
     }
 
+    /// Records an info line at `span` of `source`: not a problem, something to know.
+    pub fn info(
+        &mut self,
+        source: &Arc<SourceFile>,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) {
+        self.push(Severity::Info, Some((source.clone(), span)), message.into());
+    }
+
+    /// Records `diagnostic` (built with its notes).
+    pub fn add(&mut self, diagnostic: Diagnostic) {
+        self.list.push(diagnostic);
+    }
+
     /// Records an error that has no place in a file.
     pub fn error_without_place(&mut self, message: impl Into<String>) {
         self.push(Severity::Error, None, message.into());
@@ -113,7 +197,7 @@ impl Diagnostics {
         place: Option<(Arc<SourceFile>, Range<usize>)>,
         message: String,
     ) {
-        self.list.push(Diagnostic { severity, message, place });
+        self.list.push(Diagnostic { severity, message, place, notes: Vec::new() });
     }
 
     /// Adds every problem of `other`.
@@ -136,8 +220,13 @@ impl Diagnostics {
         self.list.iter().filter(|d| d.severity == Severity::Warning).count()
     }
 
-    /// Whether there are no problems at all.
+    /// Whether there are no problems at all (info lines are none).
     pub fn is_empty(&self) -> bool {
+        self.list.iter().all(|d| d.severity == Severity::Info)
+    }
+
+    /// Whether there is nothing to show, not even an info line.
+    pub fn is_silent(&self) -> bool {
         self.list.is_empty()
     }
 

@@ -41,7 +41,7 @@ pub use compile::{
     Compiled, ConfigSettings, DirStamp, FileStamp, MAX_AUTOMATA_BYTES, Sources, compile,
     compiler_fingerprint, fail_closed_list,
 };
-pub use diag::{Diagnostic, Diagnostics, Severity};
+pub use diag::{Diagnostic, Diagnostics, Note, Severity};
 pub use error::{Error, MatcherKind};
 pub use files::MAX_CONTEXT_FILE_BYTES;
 pub use model::*;

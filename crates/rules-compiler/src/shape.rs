@@ -732,20 +732,28 @@ pub(crate) fn suggestion<'a>(
         .map(|(_, c)| c)
 }
 
-/// Levenshtein distance.
+/// Edit distance counting a swap of two neighbours as one edit (optimal string alignment), so
+/// `Bsah` is one edit from `Bash`.
 fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != cb)).min(row[j] + 1).min(current + 1);
-            previous = current;
+    // Three rows: two back for the swap.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (previous[j - 1] + cost).min(row[j - 1] + 1).min(previous[j] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut row);
     }
-    row[b.len()]
+    previous[b.len()]
 }
 
 /// The JSON Schema (draft-07, as taplo / Even Better TOML read it) of a file shaped `table`.
@@ -815,6 +823,16 @@ fn shape_schema(shape: &Shape) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_swap_is_one_edit() {
+        assert_eq!(distance("bsah", "bash"), 1);
+        assert_eq!(distance("keyword", "keywords"), 1);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("abc", ""), 3);
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("ca", "abc"), 3);
+    }
 
     #[test]
     fn suggestions_catch_typos_only() {

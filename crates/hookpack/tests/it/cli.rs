@@ -925,7 +925,8 @@ fn a_disable_that_turns_nothing_off_is_said() {
         said.contains("`disable = [\"guard/rm-rooot\"]` turns off no rule: no pack has one of that id; did you mean `guard/rm-root`?"),
         "{said}"
     );
-    assert!(!said.contains("elsewhere"), "{said}");
+    assert!(!said.contains("[\"elsewhere/x\"]` turns off"), "{said}");
+    assert_eq!(said.matches("warning:").count(), 1, "{said}");
 }
 
 /// Files meant as packs that are not read are said: another extension in `packs/`, a `.toml`

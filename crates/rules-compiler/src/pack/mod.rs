@@ -14,7 +14,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::model::{Automaton, Bracket, Decision, Pack, StateSet, ToolMatcher};
 use crate::shape;
-use crate::{Diagnostics, SourceFile};
+use crate::{Diagnostic, Diagnostics, Severity, SourceFile};
 
 mod actions;
 mod rule;
@@ -49,11 +49,20 @@ pub(crate) fn parse_pack_in(
 ) -> (Option<Pack>, Diagnostics) {
     let mut diags = Diagnostics::default();
     let (document, errors) = DeTable::parse_recoverable(source.text());
-    for error in &errors {
+    // Only the first: the parser reads on past a syntax error, and what it finds after one
+    // (a missing `]`, say) is mostly that error again.
+    if let Some(error) = errors.first() {
         let span = error.span().unwrap_or(0..0);
-        diags.error(source, span, format!("invalid TOML: {}", error.message()));
-    }
-    if !errors.is_empty() {
+        let message = format!("invalid TOML: {}", error.message());
+        let mut diagnostic = Diagnostic::new(Severity::Error, source, span, message);
+        if errors.len() > 1 {
+            diagnostic = diagnostic.note(format!(
+                "the rest of the file is checked once this is fixed ({} more syntax errors \
+                 follow from it or after it)",
+                errors.len() - 1
+            ));
+        }
+        diags.add(diagnostic);
         return (None, diags);
     }
     shape::check(source, &document, &shape::PACK_FILE, &mut diags);
@@ -101,11 +110,10 @@ impl Reader<'_> {
         for item in tables_of(doc, "rule") {
             let Some(rule) = self.rule(name, item, &tables) else { continue };
             if let Some(first) = seen.get(&rule.id) {
-                let (line, _) = self.source.line_col(first.start);
-                self.error(
-                    rule.span.clone(),
-                    format!("duplicate rule id `{}` (first defined on line {line})", rule.id),
-                );
+                let message = format!("duplicate rule id `{}`", rule.id);
+                let diagnostic = Diagnostic::new(Severity::Error, self.source, rule.span, message)
+                    .note_at(self.source, first.clone(), "first defined here");
+                self.diags.add(diagnostic);
                 continue;
             }
             seen.insert(rule.id.clone(), rule.span.clone());
@@ -142,8 +150,44 @@ impl Reader<'_> {
             }
             return Some(ToolMatcher::Names(names));
         }
-        self.regex(matcher, span, "tool matcher regex")
-            .then(|| ToolMatcher::Regex(matcher.to_owned()))
+        if !self.regex(matcher, span.clone(), "tool matcher regex") {
+            return None;
+        }
+        self.tool_regex_case(matcher, span);
+        Some(ToolMatcher::Regex(matcher.to_owned()))
+    }
+
+    /// Warns when a tool regex matches no tool Claude Code has (nor an MCP tool) but would in
+    /// another case: `^(bash|write)$` never matches a call.
+    fn tool_regex_case(&mut self, matcher: &str, span: Range<usize>) {
+        let build = |insensitive| {
+            regex::RegexBuilder::new(matcher)
+                .case_insensitive(insensitive)
+                .size_limit(1 << 20)
+                .build()
+        };
+        let (Ok(exact), Ok(any_case)) = (build(false), build(true)) else { return };
+        let known = || {
+            hook_model::ToolName::KNOWN
+                .iter()
+                .chain(hook_model::TOOL_ALIASES.iter().map(|(alias, _)| alias))
+                .copied()
+        };
+        if known().any(|k| exact.is_match(k)) || exact.is_match("mcp__server__tool") {
+            return;
+        }
+        let meant: Vec<&str> =
+            hook_model::ToolName::KNOWN.iter().copied().filter(|k| any_case.is_match(k)).collect();
+        if !meant.is_empty() {
+            self.warning(
+                span,
+                format!(
+                    "tool matcher `{matcher}` matches no tool Claude Code has: tool names are \
+                     case-sensitive (`{}`)",
+                    meant.join("`, `")
+                ),
+            );
+        }
     }
 
     /// Warns when `name` is a tool Claude Code has but spelled in another case: tool names are
@@ -161,6 +205,23 @@ impl Reader<'_> {
                      `{right}`?"
                 ),
             );
+            return;
+        }
+        // A name close to a tool Claude Code has, and no MCP tool (`mcp__server__tool`): a typo.
+        // (Other names may be tools of a newer Claude Code or of an SDK host: no warning.)
+        let mut known = hook_model::ToolName::KNOWN
+            .iter()
+            .chain(hook_model::TOOL_ALIASES.iter().map(|(alias, _)| alias))
+            .copied();
+        if name.starts_with("mcp__") || known.any(|k| k == name) {
+            return;
+        }
+        let known = hook_model::ToolName::KNOWN.iter().copied();
+        if let Some(right) = shape::suggestion(name, known) {
+            self.warning(
+                span,
+                format!("tool `{name}` is no tool Claude Code has; did you mean `{right}`?"),
+            );
         }
     }
 
@@ -176,6 +237,20 @@ impl Reader<'_> {
         }
         // `"\b"` in a double-quoted TOML string is a backspace, which no text holds; a regex meant
         // a word boundary. (Tabs, line ends and escape characters are text a regex may look for.)
+        let control = pattern.chars().find(|&c| {
+            c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{1b}') && c != '\u{8}'
+        });
+        if let Some(c) = control {
+            self.warning(
+                span.clone(),
+                format!(
+                    "{what} holds the control character U+{:04X}, which no prompt, command or path \
+                     has: a TOML escape (`\\f`, `\\u…`) in a double-quoted string; write the \
+                     regex in single quotes ('…') to keep its backslashes",
+                    u32::from(c)
+                ),
+            );
+        }
         if pattern.contains('\u{8}') {
             self.warning(
                 span.clone(),

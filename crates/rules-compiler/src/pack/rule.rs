@@ -52,6 +52,9 @@ impl Reader<'_> {
                     Some(pattern) => (true, pattern),
                     None => (false, glob),
                 };
+                if let Some(why) = dead_glob(pattern) {
+                    check.reader.warning(span.clone(), format!("glob `{pattern}` {why}"));
+                }
                 if let Some(rest) = pattern.strip_prefix("./") {
                     check.reader.warning(
                         span.clone(),
@@ -80,16 +83,37 @@ impl Reader<'_> {
                     .reader
                     .warning(paths.span(), format!("rule `{id}` never fires: `paths` is empty"));
             }
-            // Shell tools name no file: a rule on them alone with `paths` never fires.
+            // Shell, web and agent tools name no file: a rule on them alone with `paths` never
+            // fires. (Glob and Grep name a folder in `path`, which `paths` matches.)
             if let Some(crate::ToolMatcher::Names(names)) = &when.tool
                 && !names.is_empty()
-                && names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor"))
+                && names.iter().all(|n| {
+                    matches!(
+                        n.as_str(),
+                        "Bash"
+                            | "PowerShell"
+                            | "Monitor"
+                            | "WebFetch"
+                            | "WebSearch"
+                            | "Agent"
+                            | "Task"
+                            | "TodoWrite"
+                            | "ExitPlanMode"
+                    )
+                })
             {
+                let shell =
+                    names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor"));
+                let instead = if shell {
+                    "match the command with `command` or `regex`"
+                } else {
+                    "match its input with `regex`, or `field = \"tool_input.<name>\"`"
+                };
                 check.reader.warning(
                     paths.span(),
                     format!(
                         "rule `{id}` never fires: {} calls carry no file path for `paths` to \
-                         match (match the command with `command` or `regex`)",
+                         match ({instead})",
                         names.join(", ")
                     ),
                 );
@@ -103,6 +127,23 @@ impl Reader<'_> {
                     span,
                     format!(
                         "`field` must be a dotted path such as `tool_input.command`, not `{path}`"
+                    ),
+                );
+            } else if let Some(first) = path.split('.').next()
+                && !on.is_empty()
+                && !on.iter().any(|&kind| hook_model::input_fields(kind).any(|f| f == first))
+            {
+                // No event of the rule's has that field: the condition reads nothing.
+                let known = on.iter().flat_map(|&kind| hook_model::input_fields(kind));
+                let hint = crate::shape::suggestion(first, known)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                let events = on.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ");
+                check.reader.warning(
+                    span.clone(),
+                    format!(
+                        "rule `{id}` never fires: Claude Code sends no `{first}` in a {events} \
+                         payload{hint}"
                     ),
                 );
             }
@@ -313,3 +354,44 @@ const FIELD_SHORTHANDS: &[(&str, fn(EventKind) -> bool, &str)] = &[
     ("load_reason", |k| k == EventKind::InstructionsLoaded, "InstructionsLoaded"),
     ("error", |k| k == EventKind::StopFailure, "StopFailure"),
 ];
+
+/// Why glob `pattern` can never match a path Claude Code sends (absolute, with `/`, made
+/// relative to the project when inside it), or `None`.
+fn dead_glob(pattern: &str) -> Option<String> {
+    if pattern == ".." || pattern.starts_with("../") {
+        let mut rest = pattern;
+        while let Some(inner) = rest.strip_prefix("../") {
+            rest = inner;
+        }
+        return Some(format!(
+            "never matches: a path outside the project is matched whole, as Claude Code gives it \
+             (`/home/me/other/…`), never as `../…`; write `**/{rest}` or an absolute glob"
+        ));
+    }
+    if pattern.starts_with('~') {
+        return Some(format!(
+            "never matches: `~` is not expanded, paths come absolute; write `/home/*/{}` or \
+             `**/{}`",
+            pattern.trim_start_matches('~').trim_start_matches('/'),
+            pattern.trim_start_matches('~').trim_start_matches('/'),
+        ));
+    }
+    if pattern.len() > 1 && pattern.ends_with('/') {
+        return Some(format!(
+            "never matches: a file's path does not end in `/`; write `{pattern}**` for what is \
+             inside the folder"
+        ));
+    }
+    // In a glob `\` escapes the next character; `src\api` is `srcapi`. Paths use `/`.
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| n.is_alphanumeric() || *n == '.') {
+            return Some(format!(
+                "never matches what it seems to: `\\` escapes the next character in a glob, and \
+                 paths use `/` on every system; write `{}`",
+                pattern.replace('\\', "/")
+            ));
+        }
+    }
+    None
+}

@@ -39,6 +39,9 @@ impl Reader<'_> {
                 return None;
             }
         };
+        if let DeValue::Table(fields) = event.get_ref() {
+            self.payload_keys(name, kind, fields);
+        }
         let expect = test.get("expect").and_then(|e| e.get_ref().as_table())?;
         let mut expectation = Expectation::default();
         if let Some((decision, _)) = string(expect, "decision") {
@@ -93,5 +96,52 @@ impl Reader<'_> {
             expect: expectation,
             span,
         })
+    }
+
+    /// Warns about keys of a test's `event` that Claude Code never sends for `kind` (a test that
+    /// passes on a payload the hooks never see proves nothing), and about a tool call missing the
+    /// argument Claude Code always gives that tool.
+    fn payload_keys(&mut self, name: &str, kind: EventKind, fields: &toml::de::DeTable<'_>) {
+        for (key, _) in fields {
+            let known = hook_model::input_fields(kind);
+            if hook_model::input_fields(kind).any(|k| k == key.get_ref()) {
+                continue;
+            }
+            let hint = shape::suggestion(key.get_ref(), known)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            self.warning(
+                key.span(),
+                format!(
+                    "test `{name}`: Claude Code sends no `{}` in a {kind} payload{hint}",
+                    key.get_ref()
+                ),
+            );
+        }
+        let tool = fields.get("tool_name").and_then(|t| t.get_ref().as_str());
+        let input = fields.get("tool_input");
+        let (Some(tool), Some(input)) = (tool, input) else { return };
+        let DeValue::Table(arguments) = input.get_ref() else { return };
+        let needed = match tool {
+            "Read" | "Write" | "Edit" | "MultiEdit" => "file_path",
+            "NotebookEdit" => "notebook_path",
+            "Bash" | "PowerShell" | "Monitor" => "command",
+            _ => return,
+        };
+        if arguments.get(needed).is_none() {
+            let hint = arguments
+                .iter()
+                .map(|(k, _)| k.get_ref().as_ref())
+                .find(|k: &&str| ["path", "file", "filepath", "filePath", "cmd"].contains(k))
+                .map(|k| format!(" (not `{k}`)"))
+                .unwrap_or_default();
+            self.warning(
+                input.span(),
+                format!(
+                    "test `{name}`: Claude Code always gives {tool} `tool_input.{needed}`{hint}; \
+                     without it no `paths` or command condition sees this call"
+                ),
+            );
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! `HOOKPACK_*` variables give.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
@@ -10,7 +11,7 @@ use std::time::UNIX_EPOCH;
 use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
-use toml::de::DeTable;
+use toml::de::{DeTable, DeValue};
 
 mod env;
 
@@ -268,6 +269,8 @@ pub struct Loaded {
     pub sources: Sources,
     /// `(pack, rule)` indices of the rules in effect, in order.
     active: Vec<(usize, usize)>,
+    /// Where each config file's `disable` entries are written, to point lint at them.
+    disable_places: Vec<(String, Arc<SourceFile>, Range<usize>)>,
 }
 
 impl Loaded {
@@ -331,22 +334,29 @@ fn disables(pattern: &str, id: &str) -> bool {
     }
 }
 
-/// Reads every pack and config of `layout`, checks them, and merges the rules.
-/// `env` gives the `HOOKPACK_*` variables (the process environment in the CLI).
-pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
-    let mut loaded = Loaded::default();
-
-    // Config: each file checked with places, then layered.
+/// Reads the config files of `layout` and `env`'s variables into `loaded.config`: each file
+/// checked with places, then layered.
+fn load_config(layout: &Layout, env: &[(String, String)], loaded: &mut Loaded) {
     let mut figment = Figment::from(Serialized::defaults(Config::default()));
     for (scope, path, root) in layout.config_files() {
         let confined = project_scope(scope).then_some(root.as_path());
-        let Some(text) = read_source(&path, "config file", confined, false, &mut loaded) else {
+        let Some(text) = read_source(&path, "config file", confined, false, loaded) else {
             continue;
         };
         let source = Arc::new(SourceFile::new(display(&path), text));
         match DeTable::parse(source.text()) {
             Ok(table) => {
                 shape::check(&source, &table, &shape::CONFIG_FILE, &mut loaded.diagnostics);
+                if let Some(DeValue::Array(entries)) =
+                    table.get_ref().get("disable").map(toml::Spanned::get_ref)
+                {
+                    for entry in entries {
+                        if let DeValue::String(pattern) = entry.get_ref() {
+                            let place = (pattern.to_string(), source.clone(), entry.span());
+                            loaded.disable_places.push(place);
+                        }
+                    }
+                }
             }
             Err(err) => loaded.diagnostics.error(
                 &source,
@@ -365,6 +375,14 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
                 .error_without_place(format!("config: {}", err.to_string().to_lowercase())),
         }
     }
+}
+
+/// Reads every pack and config of `layout`, checks them, and merges the rules.
+/// `env` gives the `HOOKPACK_*` variables (the process environment in the CLI).
+pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
+    let mut loaded = Loaded::default();
+
+    load_config(layout, env, &mut loaded);
     check_brackets(&mut loaded);
 
     for problem in loaded.config.memory_problems() {
@@ -414,6 +432,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
 
     merge(&mut loaded);
     keep_users_guards(&mut loaded, layout);
+    note_replacements(&mut loaded);
     check_unset_state(&mut loaded, layout);
     check_budgets(&mut loaded);
     check_automata(&mut loaded);
@@ -533,10 +552,44 @@ fn merge(loaded: &mut Loaded) {
         let hint = crate::shape::suggestion(pattern, order.iter().map(String::as_str))
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
-        loaded.diagnostics.warning_without_place(format!(
-            "config: `disable = [\"{pattern}\"]` turns off no rule: no pack has one of that \
-             id{hint} (if it is meant for another project, put it in that project's config)"
-        ));
+        let message = format!(
+            "`disable = [\"{pattern}\"]` turns off no rule: no pack has one of that id{hint} (if \
+             it is meant for another project, put it in that project's config)"
+        );
+        // At the entry when a config file has it (the environment's has no place).
+        match loaded.disable_places.iter().rev().find(|(p, _, _)| p == pattern) {
+            Some((_, source, span)) => loaded.diagnostics.warning(source, span.clone(), message),
+            None => loaded.diagnostics.warning_without_place(format!("config: {message}")),
+        }
+    }
+}
+
+/// An info line at each rule that replaces another scope's rule of the same id, naming both.
+fn note_replacements(loaded: &mut Loaded) {
+    let mut notes = Vec::new();
+    for (p, (scope, pack)) in loaded.packs.iter().enumerate() {
+        for (r, rule) in pack.rules.iter().enumerate() {
+            let Some(Fate::Replaced { .. }) = loaded.fate(p, r) else { continue };
+            let id = rule.full_id();
+            let Some(&(wp, wr)) = loaded
+                .active
+                .iter()
+                .find(|&&(wp, wr)| loaded.packs[wp].1.rules[wr].full_id() == id)
+            else {
+                continue;
+            };
+            let winner = &loaded.packs[wp].1;
+            let (line, column) = pack.source.line_col(rule.span.start);
+            let message = format!(
+                "rule `{id}` replaces the {} rule of that id at {}:{line}:{column}",
+                scope.as_str(),
+                pack.source.path().display(),
+            );
+            notes.push((winner.source.clone(), winner.rules[wr].span.clone(), message));
+        }
+    }
+    for (source, span, message) in notes {
+        loaded.diagnostics.info(&source, span, message);
     }
 }
 
@@ -639,11 +692,17 @@ fn check_unset_state(loaded: &mut Loaded, layout: &Layout) {
             };
             if never {
                 let names = dead.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+                // A value close to one that is set is a typo of it.
+                let hint = dead
+                    .iter()
+                    .find_map(|v| shape::suggestion(v, known?.iter().map(String::as_str)))
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
                 found.push((
                     pack.source.clone(),
                     rule.span.clone(),
                     format!(
-                        "rule `{}` never fires: no rule in force sets {key} {names} (`set = {{ {} }}`)",
+                        "rule `{}` never fires: no rule in force sets {key} {names}{hint} (`set = {{ {} }}`)",
                         rule.full_id(),
                         if key == "flag" { "flags = [...]".to_owned() } else { format!("{key} = ...") }
                     ),

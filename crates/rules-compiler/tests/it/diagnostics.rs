@@ -30,18 +30,20 @@ fn broken_packs() {
     });
 }
 
-/// Every snapshot belongs to a broken pack that still exists: a removed pack takes its snapshot
+/// Every snapshot belongs to a broken or dead pack that still exists: a removed pack takes its snapshot
 /// with it (what `cargo insta test --unreferenced reject` checks, without the tool).
 #[test]
 fn no_orphan_snapshots() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
     for entry in std::fs::read_dir(here.join("snapshots")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        let pack = name
-            .strip_prefix("broken_packs@")
-            .and_then(|rest| rest.strip_suffix(".snap"))
+        let (corpus, pack) = [("broken", "broken_packs@"), ("dead", "dead@")]
+            .into_iter()
+            .find_map(|(corpus, prefix)| {
+                Some((corpus, name.strip_prefix(prefix)?.strip_suffix(".snap")?))
+            })
             .unwrap_or_else(|| panic!("unexpected file {name}"));
-        assert!(here.join("broken").join(pack).is_file(), "{name}: no broken pack {pack}");
+        assert!(here.join(corpus).join(pack).is_file(), "{name}: no pack {corpus}/{pack}");
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod artifact;
 mod crafted;
+mod dead;
 mod diagnostics;
 mod differential;
 mod effort;

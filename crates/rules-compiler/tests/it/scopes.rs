@@ -273,3 +273,42 @@ reason = "mine: never"
         assert_eq!(rule(&loaded), mine, "{name}: {}", loaded.diagnostics.render());
     }
 }
+
+/// A rule replacing another scope's rule of the same id is said in one info line naming both
+/// places; it is no problem (lint stays clean).
+#[test]
+fn replacing_a_builtin_rule_is_an_info_line_with_both_places() {
+    let pack = "[pack]\nname = \"guard\"\n\n[[rule]]\nid = \"rm-root\"\non = \"PreToolUse\"\ntool = \"Bash\"\ndecision = \"ask\"\nreason = \"Ask first.\"\n";
+    let dir = folder(
+        "override-builtin",
+        &[
+            ("project/.claude/hookpack/hookpack.toml", "builtin = [\"guard\"]\n"),
+            ("project/.claude/hookpack/packs/guard.toml", pack),
+        ],
+    );
+    let loaded = load(&layout(&dir), &[]);
+    assert!(loaded.diagnostics.is_empty(), "{}", loaded.diagnostics.render());
+    let infos: Vec<_> = loaded
+        .diagnostics
+        .sorted()
+        .into_iter()
+        .filter(|d| d.severity == rules_compiler::Severity::Info)
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(infos.len(), 1, "{infos:?}");
+    let info = &infos[0];
+    assert!(
+        info.starts_with(&format!(
+            "{}:5:6: info: ",
+            dir.join("project/.claude/hookpack/packs/guard.toml").display()
+        )),
+        "{info}"
+    );
+    assert!(
+        info.contains(
+            "rule `guard/rm-root` replaces the builtin rule of that id at <builtin>/guard.toml:27:6"
+        ),
+        "{info}"
+    );
+    assert_eq!(info.lines().count(), 1, "{info}");
+}
