@@ -23,6 +23,9 @@ use crate::{Diagnostics, SourceFile};
 pub(crate) enum Shape {
     /// A string.
     String,
+    /// A string matching this regex (the schema's `pattern`); the pack reader reports a
+    /// mismatch in its own words.
+    Matching(&'static str),
     /// A string, or a list of strings ("a single string stands for a list of one").
     Strings,
     /// A list of strings.
@@ -31,6 +34,9 @@ pub(crate) enum Shape {
     Enum(&'static [&'static str]),
     /// One or a list of these strings.
     Enums(&'static [&'static str]),
+    /// A list of these names, checked where they are used: the schema lists them for
+    /// completion, and an unknown one is reported where the name is looked up.
+    NameList(&'static [&'static str]),
     /// An integer within bounds.
     Integer { min: i64, max: i64 },
     /// A number within bounds.
@@ -47,7 +53,7 @@ pub(crate) enum Shape {
     Map(&'static Shape),
     /// A scalar (string, integer, float, boolean) or a list of scalars.
     Scalars,
-    /// Any TOML table: a hook payload.
+    /// A hook payload: any table with a `hook_event_name` (the pack reader checks it).
     Payload,
 }
 
@@ -89,6 +95,23 @@ pub(crate) const EVENT_NAMES: &[&str] = &{
     }
     names
 };
+
+/// The builtin packs' names, as `builtin` in the config takes them.
+pub(crate) const BUILTIN_NAMES: &[&str] = &{
+    let packs = crate::builtin::PACKS;
+    let mut names = [""; crate::builtin::PACKS.len()];
+    let mut i = 0;
+    while i < packs.len() {
+        names[i] = packs[i].0;
+        i += 1;
+    }
+    names
+};
+
+/// What a pack's name must match.
+pub(crate) const PACK_NAME: &str = "^[a-z][a-z0-9-]*$";
+/// What a rule's id must match.
+pub(crate) const RULE_ID: &str = "^[a-z0-9][a-z0-9_-]*$";
 
 pub(crate) const BRACKETS: &[&str] = &["fresh", "moderate", "depleted", "critical"];
 pub(crate) const LAYERS: &[&str] =
@@ -158,7 +181,7 @@ static PACK: Table = Table {
     keys: &[
         required(
             "name",
-            Shape::String,
+            Shape::Matching(PACK_NAME),
             "The pack's name: ^[a-z][a-z0-9-]*$. A rule's full id is `<name>/<id>`.",
         ),
         key("description", Shape::String, "What the pack is for."),
@@ -171,7 +194,11 @@ pub(crate) static RULE: Table = Table {
     what: "a rule",
     doc: "A rule: conditions that must all hold, and what to do when they do.",
     keys: &[
-        required("id", Shape::String, "The rule's id: ^[a-z0-9][a-z0-9_-]*$, unique in the pack."),
+        required(
+            "id",
+            Shape::Matching(RULE_ID),
+            "The rule's id: ^[a-z0-9][a-z0-9_-]*$, unique in the pack.",
+        ),
         key("description", Shape::String, "What the rule is for (not shown to the model)."),
         required(
             "on",
@@ -367,7 +394,7 @@ static TEST: Table = Table {
         required(
             "event",
             Shape::Payload,
-            "The hook payload; missing common fields get test defaults.",
+            "The hook payload, `hook_event_name` included; missing common fields get test defaults.",
         ),
         key("given", Shape::Table(&GIVEN), "The session the test starts from; default a new one."),
         required("expect", Shape::Table(&EXPECT), "What must happen."),
@@ -443,7 +470,7 @@ pub(crate) static CONFIG_FILE: Table = Table {
     keys: &[
         key(
             "builtin",
-            Shape::StringList,
+            Shape::NameList(BUILTIN_NAMES),
             "Builtin packs this project uses, e.g. [\"guard\", \"context\"].",
         ),
         key("disable", Shape::StringList, "Rules turned off: full ids `pack/rule`, or `pack/*`."),
@@ -569,19 +596,22 @@ fn check_value(
         );
     };
     match (shape, value.get_ref()) {
-        (Shape::String, DeValue::String(_))
+        (Shape::String | Shape::Matching(_), DeValue::String(_))
         | (Shape::Bool, DeValue::Boolean(_))
         | (Shape::Payload, DeValue::Table(_))
         | (
             Shape::Scalars,
             DeValue::String(_) | DeValue::Integer(_) | DeValue::Float(_) | DeValue::Boolean(_),
         ) => {}
-        (Shape::String, _) => wrong("a string"),
+        (Shape::String | Shape::Matching(_), _) => wrong("a string"),
         (Shape::Bool, _) => wrong("true or false"),
         (Shape::Strings | Shape::Enums(_) | Shape::Enum(_), DeValue::String(_)) => {
             check_enum(source, value, shape, name, diags);
         }
-        (Shape::Strings | Shape::StringList | Shape::Enums(_), DeValue::Array(items)) => {
+        (
+            Shape::Strings | Shape::StringList | Shape::NameList(_) | Shape::Enums(_),
+            DeValue::Array(items),
+        ) => {
             for item in &**items {
                 if let DeValue::String(_) = item.get_ref() {
                     check_enum(source, item, shape, name, diags);
@@ -595,7 +625,7 @@ fn check_value(
             }
         }
         (Shape::Strings, _) => wrong("a string or a list of strings"),
-        (Shape::StringList, _) => wrong("a list of strings"),
+        (Shape::StringList | Shape::NameList(_), _) => wrong("a list of strings"),
         (Shape::Enum(values), _) => wrong(&format!("one of {}", quoted(values))),
         (Shape::Enums(values), _) if std::ptr::eq(*values, EVENT_NAMES) => {
             wrong("a hook event name or a list of them");
@@ -795,9 +825,11 @@ fn shape_schema(shape: &Shape) -> Value {
     let string_list = json!({ "type": "array", "items": { "type": "string" } });
     match shape {
         Shape::String => json!({ "type": "string" }),
+        Shape::Matching(pattern) => json!({ "type": "string", "pattern": pattern }),
         Shape::Strings => json!({ "anyOf": [{ "type": "string" }, string_list] }),
         Shape::StringList => string_list,
         Shape::Enum(values) => json!({ "enum": values }),
+        Shape::NameList(values) => json!({ "type": "array", "items": { "enum": values } }),
         Shape::Enums(values) => json!({
             "anyOf": [{ "enum": values }, { "type": "array", "items": { "enum": values } }]
         }),
@@ -816,7 +848,16 @@ fn shape_schema(shape: &Shape) -> Value {
             let scalar = json!({ "type": ["string", "number", "boolean"] });
             json!({ "anyOf": [scalar, { "type": "array", "items": scalar }] })
         }
-        Shape::Payload => json!({ "type": "object" }),
+        Shape::Payload => json!({
+            "type": "object",
+            "properties": {
+                "hook_event_name": {
+                    "description": "The event, as Claude Code spells it.",
+                    "enum": EVENT_NAMES,
+                },
+            },
+            "required": ["hook_event_name"],
+        }),
     }
 }
 

@@ -101,7 +101,7 @@ impl Reader<'_> {
         let meta = table(doc, "pack")?;
         let (name, name_span) = string(meta, "name")?;
         if !is_pack_name(name) {
-            self.error(name_span, format!("pack name `{name}` must match ^[a-z][a-z0-9-]*$"));
+            self.error(name_span, format!("pack name `{name}` must match {}", shape::PACK_NAME));
         }
         let tables = keyword_tables(doc);
 
@@ -501,5 +501,38 @@ mod tests {
             rendered.starts_with("<builtin>/b.toml:7:16: error: context_file `Cargo.toml` cannot be read: a builtin pack is embedded"),
             "{rendered}"
         );
+    }
+
+    /// The patterns the schema gives editors say what the reader accepts.
+    #[test]
+    #[allow(clippy::unwrap_used, reason = "a test that cannot unwrap has failed")]
+    fn names_and_ids_are_what_the_schema_patterns_say() {
+        let pack_name = regex::Regex::new(shape::PACK_NAME).unwrap();
+        let rule_id = regex::Regex::new(shape::RULE_ID).unwrap();
+        let samples = [
+            "",
+            "a",
+            "z9",
+            "guard",
+            "guard-cloud",
+            "my_pack",
+            "My",
+            "9lives",
+            "-a",
+            "_a",
+            "a_b",
+            "a-b_c",
+            "a b",
+            "a/b",
+            "a.b",
+            "\u{e9}t\u{e9}",
+            "a\n",
+            "\na",
+            "a\u{212a}",
+        ];
+        for sample in samples {
+            assert_eq!(is_pack_name(sample), pack_name.is_match(sample), "pack name {sample:?}");
+            assert_eq!(is_rule_id(sample), rule_id.is_match(sample), "rule id {sample:?}");
+        }
     }
 }

@@ -13,6 +13,7 @@ use super::{
     str_item, string, strings,
 };
 use crate::model::{Conditions, FieldCondition, Rule, StateSet, StateUnset};
+use crate::shape;
 
 impl Reader<'_> {
     #[allow(clippy::too_many_lines, reason = "one block per key of the rule language")]
@@ -25,7 +26,7 @@ impl Reader<'_> {
         let DeValue::Table(rule) = item.get_ref() else { return None };
         let (id, id_span) = string(rule, "id")?;
         if !is_rule_id(id) {
-            self.error(id_span.clone(), format!("rule id `{id}` must match ^[a-z0-9][a-z0-9_-]*$"));
+            self.error(id_span.clone(), format!("rule id `{id}` must match {}", shape::RULE_ID));
         }
         let mut on = Vec::new();
         for (name, _) in strings(rule.get("on")?) {

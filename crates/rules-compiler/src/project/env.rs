@@ -80,16 +80,18 @@ fn env_value(shape: &shape::Shape, raw: &str, name: &str) -> Result<toml::Value,
     use shape::Shape;
     let raw = raw.trim();
     match shape {
-        Shape::String | Shape::Enum(_) => Ok(toml::Value::from(raw)),
-        Shape::StringList | Shape::Strings | Shape::Enums(_) | Shape::Scalars => {
-            Ok(toml::Value::Array(
-                raw.split(',')
-                    .map(str::trim)
-                    .filter(|v| !v.is_empty())
-                    .map(toml::Value::from)
-                    .collect(),
-            ))
-        }
+        Shape::String | Shape::Matching(_) | Shape::Enum(_) => Ok(toml::Value::from(raw)),
+        Shape::StringList
+        | Shape::NameList(_)
+        | Shape::Strings
+        | Shape::Enums(_)
+        | Shape::Scalars => Ok(toml::Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(toml::Value::from)
+                .collect(),
+        )),
         Shape::Integer { min, max } => raw
             .parse::<i64>()
             .ok()

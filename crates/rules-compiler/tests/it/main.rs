@@ -10,6 +10,7 @@ mod effort;
 mod hostile;
 mod pack_tests;
 mod path_index;
+mod schema;
 mod scopes;
 
 /// `payload` typed as a hook types it, with the fields every payload carries filled in where a
