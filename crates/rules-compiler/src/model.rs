@@ -252,6 +252,8 @@ pub struct Expectation {
     pub decision: Option<Option<Decision>>,
     /// Exactly these rules fire (full ids).
     pub rules: Option<Vec<String>>,
+    /// None of these fires (full ids).
+    pub not_rules: Vec<String>,
     /// The context contains each of these.
     pub context_contains: Vec<String>,
     /// The context contains none of these.

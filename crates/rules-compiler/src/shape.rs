@@ -444,6 +444,11 @@ static EXPECT: Table = Table {
     keys: &[
         key("decision", Shape::Enum(EXPECTED_DECISIONS), "The decision, or `none`."),
         key("rules", Shape::StringList, "Exactly these rules fire (full ids)."),
+        key(
+            "not_rules",
+            Shape::StringList,
+            "None of these rules fires (full ids); the others may: a near miss of one rule.",
+        ),
         key("context_contains", Shape::Strings, "The injected context contains each of these."),
         key("context_excludes", Shape::Strings, "The injected context contains none of these."),
         key(

@@ -223,6 +223,11 @@ fn run_test(
             ));
         }
     }
+    let unwanted: Vec<&str> =
+        expect.not_rules.iter().map(String::as_str).filter(|id| fired.contains(id)).collect();
+    if !unwanted.is_empty() {
+        failures.push(format!("expected [{}] not to fire, and they did", unwanted.join(", ")));
+    }
     let context = response.context.clone().unwrap_or_default();
     let context_shown = format!("{context:?}");
     let (contains, excludes) = (&expect.context_contains, &expect.context_excludes);

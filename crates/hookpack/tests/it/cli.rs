@@ -859,6 +859,8 @@ fn every_command_has_help_and_usage_errors_exit_2() {
         "memory list",
         "memory search",
         "memory forget",
+        "new",
+        "new rule",
         "completions",
     ] {
         let mut args: Vec<&str> = command.split(' ').collect();
@@ -887,6 +889,10 @@ fn every_command_has_help_and_usage_errors_exit_2() {
         &["--user", "install", "--local"],
         &["test", "-q", "-v"],
         &["-q", "test", "-v"],
+        &["new"],
+        &["new", "rule", "p/r", "--on", "Stop"],
+        &["new", "rule", "p/r", "--on", "Stop", "--message", "a", "--block", "b"],
+        &["new", "rule", "p/r", "--on", "PreToolUse", "--flag", "-f", "--deny", "no"],
     ] {
         let out = hookpack(&dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
@@ -1006,4 +1012,111 @@ fn a_context_over_every_budget_is_said() {
     std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), config).unwrap();
     let said = text(&hookpack(&dir, &["lint"]).stderr);
     assert!(!said.contains("never reaches"), "{said}");
+}
+
+/// `new rule` drafts a rule and its tests, runs them with the pack's own, and appends only what
+/// passes; a draft that breaks the pack's tests, or whose near miss fires, writes nothing.
+#[test]
+fn new_rule_drafts_a_rule_and_tests_that_pass() {
+    let dir = project("cli-new-rule", &[(".claude/hookpack/packs/guard.toml", GUARD)]);
+    let pack = dir.join(".claude/hookpack/packs/guard.toml");
+    let args = [
+        "new",
+        "rule",
+        "guard/no-force-push",
+        "--on",
+        "PreToolUse",
+        "--tool",
+        "Bash",
+        "--program",
+        "git",
+        "--subcommand",
+        "push",
+        "--flag",
+        "--force|-f",
+        "--deny",
+        "Force pushes rewrite shared history; push a new branch instead.",
+    ];
+    let out = hookpack(&dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&pack).unwrap();
+    assert!(written.starts_with(GUARD), "the pack's text is kept: {written}");
+    let added = &written[GUARD.len()..];
+    assert_eq!(
+        added,
+        "\n[[rule]]\nid = 'no-force-push'\non = 'PreToolUse'\ntool = 'Bash'\ncommand = { program = 'git', subcommand = 'push', flags = ['--force|-f'] }\ndecision = 'deny'\nreason = 'Force pushes rewrite shared history; push a new branch instead.'\n\n[[test]]\nname = 'fires: git push --force'\nevent = { hook_event_name = 'PreToolUse', tool_name = 'Bash', tool_input = { command = 'git push --force' } }\nexpect = { rules = ['guard/no-force-push'], decision = 'deny' }\n\n[[test]]\nname = 'not: ls -la'\nevent = { hook_event_name = 'PreToolUse', tool_name = 'Bash', tool_input = { command = 'ls -la' } }\nexpect = { not_rules = ['guard/no-force-push'] }\n"
+    );
+    assert!(text(&out.stdout).contains("(4 tests pass)"), "{}", text(&out.stdout));
+    let out = hookpack(&dir, &["test"]);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(0), "4 passed, 0 failed\n".to_owned())
+    );
+
+    // A near miss the rule fires on: nothing written, the failure shown.
+    let out = hookpack(
+        &dir,
+        &[
+            "new",
+            "rule",
+            "guard/env",
+            "--on",
+            "PreToolUse",
+            "--tool",
+            "Read",
+            "--path",
+            "**/.env*",
+            "--deny",
+            "Secrets stay out.",
+            "--not-on",
+            "config/.env.local",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(said.contains("expected [guard/env] not to fire, and they did"), "{said}");
+    assert!(said.contains("nothing written"), "{said}");
+    // A rule that changes what the pack's own tests expect: nothing written.
+    let out = hookpack(
+        &dir,
+        &[
+            "new",
+            "rule",
+            "guard/rm-any",
+            "--on",
+            "PreToolUse",
+            "--tool",
+            "Bash",
+            "--program",
+            "rm",
+            "--ask",
+            "Deleting: sure?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("tests the pack had fail"), "{}", text(&out.stderr));
+    // A new pack, with its schema line; an event with no text gets its bare payload.
+    let out = hookpack(&dir, &["new", "rule", "team/done", "--on", "Stop", "--message", "Tests?"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let team = std::fs::read_to_string(dir.join(".claude/hookpack/packs/team.toml")).unwrap();
+    assert!(
+        team.starts_with("#:schema ../schemas/rule-pack.schema.json\n[pack]\nname = 'team'\n"),
+        "{team}"
+    );
+    assert!(
+        team.contains("event = { hook_event_name = 'Stop', stop_hook_active = false }"),
+        "{team}"
+    );
+    // Nothing changed by the failures, and `--dry-run` writes nothing.
+    assert_eq!(std::fs::read_to_string(&pack).unwrap(), written);
+    let out = hookpack(
+        &dir,
+        &["new", "rule", "team/x", "--on", "SessionStart", "--context", "x", "--dry-run"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("# would append to"), "{}", text(&out.stdout));
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".claude/hookpack/packs/team.toml")).unwrap(),
+        team
+    );
 }

@@ -62,6 +62,19 @@ impl Reader<'_> {
             }
             expectation.rules = Some(ids);
         }
+        if let Some(rules) = expect.get("not_rules") {
+            for (id, span) in strings(rules) {
+                match id.split_once('/') {
+                    Some((pack, rule)) if is_pack_name(pack) && is_rule_id(rule) => {
+                        expectation.not_rules.push(id.to_owned());
+                    }
+                    _ => self.error(
+                        span,
+                        format!("test `{name}`: `{id}` is not a full rule id `pack/rule`"),
+                    ),
+                }
+            }
+        }
         let list = |key| {
             expect.get(key).map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
         };

@@ -49,6 +49,16 @@ expect = { decision = "deny", rules = ["g/force-push", "g/other"] }
 name = "lease is fine"
 event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "git push --force-with-lease" } }
 expect = { decision = "none" }
+
+[[test]]
+name = "lease is not a force push"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "git push --force-with-lease" } }
+expect = { not_rules = ["g/force-push", "g/other"] }
+
+[[test]]
+name = "status is not a force push"
+event = { hook_event_name = "PreToolUse", tool_name = "Bash", tool_input = { command = "git status" } }
+expect = { not_rules = ["g/force-push"] }
 "#,
     );
     let outcomes = run_tests(&pack).unwrap();
@@ -64,6 +74,9 @@ expect = { decision = "none" }
     // `--force` ends with a word character: `--force-with-lease` has no boundary after it? It
     // does (`-`), so the rule fires; the test says none and fails with the reason.
     assert_eq!(outcomes[1].failures[0], "expected decision none, got ask");
+    // `not_rules` names the rules that fired of those it lists.
+    assert_eq!(outcomes[2].failures[0], "expected [g/force-push] not to fire, and they did");
+    assert!(outcomes[3].passed(), "{:?}", outcomes[3].failures);
 }
 
 /// `stop` and `session_title` reach the answer as Claude Code reads them, and a test can say so.
