@@ -32,7 +32,7 @@ pub(crate) fn set_verbosity(verbosity: Verbosity) {
     VERBOSITY.store(verbosity as u8, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn verbosity() -> Verbosity {
+pub(crate) fn verbosity() -> Verbosity {
     match VERBOSITY.load(std::sync::atomic::Ordering::Relaxed) {
         0 => Verbosity::Quiet,
         1 => Verbosity::Normal,
@@ -62,7 +62,7 @@ pub(crate) fn layout(project: Option<&Path>, user_only: bool) -> Layout {
     Layout { project, user }
 }
 
-fn environment() -> Vec<(String, String)> {
+pub(crate) fn environment() -> Vec<(String, String)> {
     std::env::vars().filter(|(k, _)| k.starts_with(EnvVars::CONFIG_PREFIX)).collect()
 }
 
@@ -117,7 +117,12 @@ fn run_all_tests(loaded: &Loaded, out: &mut dyn std::io::Write) -> anyhow::Resul
             }
             Some(InProject::NotInForce { rule, fate }) => {
                 tally.not_in_force += 1;
-                writeln!(out, "test {name} ... ok alone, not in force here: `{rule}` is {fate}")?;
+                if verbosity() >= Verbosity::Verbose {
+                    writeln!(
+                        out,
+                        "test {name} ... ok alone, not in force here: `{rule}` is {fate}"
+                    )?;
+                }
             }
             Some(InProject::Differs(failures)) => {
                 tally.differ += 1;
@@ -139,6 +144,9 @@ fn run_all_tests(loaded: &Loaded, out: &mut dyn std::io::Write) -> anyhow::Resul
     }
     if not_in_force > 0 {
         let _ = write!(summary, ", {not_in_force} about rules not in force here");
+        if verbosity() < Verbosity::Verbose {
+            summary.push_str(" (-v names them)");
+        }
     }
     if verbosity() > Verbosity::Quiet || failed > 0 || differ > 0 {
         writeln!(out, "{summary}")?;

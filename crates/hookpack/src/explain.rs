@@ -175,6 +175,7 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
     }
     print_commands(kind, &payload);
     print_evaluation(&call);
+    print_not_in_force(layout, kind);
     if !call.opened && settings.opens_state(kind) {
         println!(
             "        (the state was not opened: the rules that use it were checked against an \
@@ -255,6 +256,21 @@ fn print_evaluation(call: &Call) {
         if let Some(command) = &fired.command {
             println!("      matched: {command}");
         }
+        if let Some(context) = fired.context.as_deref().filter(|c| !c.is_empty()) {
+            let fate = if call.response.dropped.contains(&fired.id) {
+                "dropped by the budget"
+            } else if fired.pinned {
+                "kept (pinned: never dropped)"
+            } else {
+                "kept"
+            };
+            println!(
+                "      context: {} bytes, layer {}, priority {}: {fate}",
+                context.len(),
+                fired.layer.as_str(),
+                fired.priority
+            );
+        }
     }
     if !evaluation.captures.is_empty() {
         println!("captures (explain stores nothing):");
@@ -269,8 +285,29 @@ fn print_evaluation(call: &Call) {
     if evaluation.near_misses.is_empty() {
         println!("  (none)");
     }
+    // Rules missed for the same reason share a line, unless -v asks for each.
+    let verbose = crate::commands::verbosity() >= crate::commands::Verbosity::Verbose;
+    let mut groups: Vec<(&str, &str, Vec<&str>)> = Vec::new();
     for miss in &evaluation.near_misses {
-        println!("  {}  `{}`: {}", miss.id, miss.condition, miss.detail);
+        let (condition, detail) = (miss.condition, miss.detail.as_str());
+        match groups.iter_mut().find(|(c, d, _)| !verbose && *c == condition && *d == detail) {
+            Some((_, _, ids)) => ids.push(&miss.id),
+            None => groups.push((condition, detail, vec![&miss.id])),
+        }
+    }
+    for (condition, detail, ids) in groups {
+        const SHOWN: usize = 4;
+        if ids.len() == 1 {
+            println!("  {}  `{condition}`: {detail}", ids[0]);
+        } else if ids.len() <= SHOWN {
+            println!("  {}  `{condition}`: {detail}", ids.join(", "));
+        } else {
+            println!(
+                "  {} and {} more  `{condition}`: {detail} (-v lists them)",
+                ids[..SHOWN].join(", "),
+                ids.len() - SHOWN
+            );
+        }
     }
     let response = &call.response;
     if let Some(decision) = response.decision {
@@ -284,6 +321,34 @@ fn print_evaluation(call: &Call) {
             bracket.as_str(),
             response.dropped.join(", ")
         );
+    }
+}
+
+/// The rules of `kind` that a scope above replaced or `disable` turned off: what the packs say,
+/// read anew (the compiled rules hold only the rules in force).
+fn print_not_in_force(layout: &Layout, kind: EventKind) {
+    let loaded = rules_compiler::load(layout, &crate::commands::environment());
+    let mut lines = Vec::new();
+    for (p, (scope, pack)) in loaded.packs.iter().enumerate() {
+        for (r, rule) in pack.rules.iter().enumerate() {
+            if !rule.on.contains(&kind) {
+                continue;
+            }
+            let Some(fate) = loaded.fate(p, r) else { continue };
+            let (line, _) = pack.source.line_col(rule.span.start);
+            let place = format!("{}:{line}", pack.source.path().display());
+            lines.push(format!(
+                "  {}  ({} rule at {place}) {fate}",
+                rule.full_id(),
+                scope.as_str()
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        println!("not in force:");
+        for line in lines {
+            println!("{line}");
+        }
     }
 }
 

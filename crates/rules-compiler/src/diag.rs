@@ -246,7 +246,9 @@ impl Diagnostics {
     pub fn render(&self) -> String {
         let mut text = String::new();
         for diagnostic in self.sorted() {
-            let _ = writeln!(text, "{diagnostic}");
+            // A problem is followed by a blank line; an info line stands alone.
+            let gap = if diagnostic.severity == Severity::Info { "" } else { "\n" };
+            let _ = write!(text, "{diagnostic}{gap}");
         }
         let (errors, warnings) = (self.error_count(), self.warning_count());
         if errors + warnings > 0 {

@@ -165,6 +165,10 @@ reason = "Not the root."
     assert!(stdout.contains("about rules not in force here"), "{stdout}");
     assert!(!stdout.contains("DIFFERS"), "{stdout}");
     assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // Without -v, counted only.
+    let stdout = text(&hookpack(&dir, &["test"]).stdout);
+    assert!(!stdout.contains("not in force here: "), "{stdout}");
+    assert!(stdout.contains("about rules not in force here (-v names them)"), "{stdout}");
     // What the hooks do agrees: the replaced rule no longer denies `rm -rf ~`.
     assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
     let (_, stdout, _) = hook(EventKind::PreToolUse, &dir, &bash("cd /tmp && rm -rf ~"));

@@ -213,3 +213,30 @@ fn explain_from_options_and_partial_payloads() {
         }
     });
 }
+
+/// `explain` says which of the event's rules are not in force and why: replaced by a rule of a
+/// scope above (both places), or turned off by `disable`.
+#[test]
+fn explain_says_which_scope_replaced_which() {
+    let replacement = "[pack]\nname = \"guard\"\n\n[[rule]]\nid = \"rm-root\"\non = \"PreToolUse\"\ntool = \"Bash\"\ncommand = { program = \"rm\", flags = [\"-r|-R|--recursive\"], args = [\"/\"] }\ndecision = \"ask\"\nreason = \"Ask first.\"\n";
+    let dir = project(
+        "explain-scopes",
+        &[
+            (".claude/hookpack/packs/guard.toml", replacement),
+            (
+                ".claude/hookpack/hookpack.toml",
+                "builtin = [\"guard\"]\ndisable = [\"guard/force-push\"]\n",
+            ),
+        ],
+    );
+    assert!(hookpack(&dir, &["compile"]).status.success());
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(r"\[TMP\]/hookpack-cli/explain-scopes", "[PROJECT]");
+    settings.bind(|| {
+        let out = hookpack(&dir, &["explain", "--command", "rm -rf /"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        insta::assert_snapshot!("explain@options-scopes", text(&out.stdout));
+    });
+}
