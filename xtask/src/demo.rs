@@ -18,8 +18,13 @@ use rules_compiler::{Layout, compile, load, run_tests};
 use crate::workspace::{cargo, examples, root};
 
 pub(crate) fn run() -> anyhow::Result<()> {
-    let status = cargo().args(["build", "--quiet", "--package", "hook-bins"]).status()?;
+    // Cargo's own progress (a bar on a terminal) shows while the hooks build: the first build
+    // of a fresh clone takes minutes, and a silent one looks hung.
+    eprintln!("building the hook binaries (cargo build --package hook-bins)…");
+    let started = std::time::Instant::now();
+    let status = cargo().args(["build", "--package", "hook-bins"]).status()?;
     ensure!(status.success(), "cargo build failed");
+    eprintln!("built in {:.1} s\n", started.elapsed().as_secs_f64());
     let bin_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root().join("target"), PathBuf::from)
         .join("debug");

@@ -11,73 +11,11 @@ use hook_engine::layout;
 use hook_runtime::confined::{Confined, ConfinedDir};
 use rules_compiler::Layout;
 
-/// The config `init` writes.
-const CONFIG: &str = r#"#:schema ./schemas/config.schema.json
-# hookpack's settings for this folder; `hookpack compile` turns them and the packs in packs/
-# into the rules the hooks answer from.
-#
-# Builtin packs (rules/README.md in hookpack's repository says what each does):
-#   guard     destructive commands denied or asked (filesystem, git, databases), each with
-#             what to do instead; opt-in families: "guard-containers", "guard-kubernetes",
-#             "guard-infrastructure", "guard-cloud", "guard-rest", "guard-publishing"
-#   memory    [decision] / [remember] markers kept, recalled by the files and prompts they
-#             bear on, and a handoff across compactions; <private>…</private> never kept
-#   workflow  a Stop blocked once while source edits have not been tested
-#   context   a layered context engine: a constitution, agents (@dev, @qa), workflows (*tdd)
-builtin = ["guard", "memory"]
+/// The config `init` writes (checked against its schema by `rules-compiler`'s schema tests).
+const CONFIG: &str = include_str!("init/hookpack.toml");
 
-# How full the context window may get before the budget of injected context shrinks:
-# [brackets]
-# fresh = 60
-# moderate = 40
-# depleted = 25
-"#;
-
-/// The starter pack `init` writes.
-const STARTER: &str = r#"#:schema ../schemas/rule-pack.schema.json
-# This project's own rules. `hookpack lint` checks them, `hookpack test` runs the [[test]]
-# cases below, `hookpack explain payload.json` says why a rule fired or did not, and
-# `hookpack compile` writes what the hooks read. The pack language: docs/reference.md in
-# hookpack's repository.
-
-[pack]
-name = "project"
-
-# Context given to the model when a prompt is about releasing.
-[[rule]]
-id = "release-steps"
-on = "UserPromptSubmit"
-keywords = ["release", "changelog"]
-context = "Releasing: update CHANGELOG.md and the version in the same commit, then tag it."
-
-# Context given before a tool writes a migration: paths are globs from the project's root.
-[[rule]]
-id = "migrations"
-on = "PreToolUse"
-tool = "Write|Edit"
-paths = ["**/migrations/**"]
-context = "Migrations: never change one that has been applied; add a new one instead."
-
-[[test]]
-name = "a prompt about the release gets the steps"
-event = { hook_event_name = "UserPromptSubmit", prompt = "prepare the release" }
-expect = { rules = ["project/release-steps"], context_contains = "CHANGELOG.md" }
-
-[[test]]
-name = "other prompts do not"
-event = { hook_event_name = "UserPromptSubmit", prompt = "fix the login bug" }
-expect = { rules = [] }
-
-[[test]]
-name = "writing a migration gets the note"
-event = { hook_event_name = "PreToolUse", tool_name = "Write", tool_input = { file_path = "db/migrations/0003_users.sql", content = "" } }
-expect = { decision = "none", rules = ["project/migrations"], context_contains = "add a new one" }
-
-[[test]]
-name = "writing other files does not"
-event = { hook_event_name = "PreToolUse", tool_name = "Edit", tool_input = { file_path = "src/migrate.rs", old_string = "a", new_string = "b" } }
-expect = { rules = [] }
-"#;
+/// The starter pack `init` writes (checked against its schema, as the config).
+const STARTER: &str = include_str!("init/project.toml");
 
 /// What hookpack writes or the user keeps local: never committed.
 pub(crate) const IGNORED: [&str; 4] = ["compiled/", "state/", "local/", "hookpack.local.toml"];

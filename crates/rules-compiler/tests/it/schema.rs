@@ -243,6 +243,8 @@ fn every_pack_in_the_repository_passes_the_pack_schema() {
         walk(&root().join("examples")).into_iter().filter(|p| is_pack_path(&p.to_string_lossy())),
     );
     packs.extend(files(&root().join("crates/rules-compiler/tests/it/valid"), ".toml"));
+    // The starter pack `hookpack init` writes (its config is a `hookpack.toml`, found below).
+    packs.push(root().join("crates/hookpack/src/init/project.toml"));
     packs.extend(
         files(&root().join("fuzz/seeds/pack"), ".toml")
             .into_iter()
