@@ -143,8 +143,7 @@ impl Reader<'_> {
                 check.reader.warning(
                     span.clone(),
                     format!(
-                        "rule `{id}` never fires: Claude Code sends no `{first}` in a {events} \
-                         payload{hint}"
+                        "rule `{id}` never fires: `{first}` is no field of a {events} payload{hint}"
                     ),
                 );
             }

@@ -125,10 +125,7 @@ impl Reader<'_> {
                 .unwrap_or_default();
             self.warning(
                 key.span(),
-                format!(
-                    "test `{name}`: Claude Code sends no `{}` in a {kind} payload{hint}",
-                    key.get_ref()
-                ),
+                format!("test `{name}`: `{}` is no field of a {kind} payload{hint}", key.get_ref()),
             );
         }
         let tool = fields.get("tool_name").and_then(|t| t.get_ref().as_str());
