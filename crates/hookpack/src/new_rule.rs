@@ -63,8 +63,17 @@ enum Sample {
 const TEST_CWD: &str = "/project";
 
 pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
-    let Some((pack, id)) = draft.id.split_once('/') else {
-        bail!("`{}` is not `pack/rule` (e.g. `project/no-force-push`)", draft.id);
+    let (pack, id) = match draft.id.split_once('/') {
+        Some((pack, id))
+            if rules_compiler::is_pack_name(pack) && rules_compiler::is_rule_id(id) =>
+        {
+            (pack, id)
+        }
+        _ => bail!(
+            "`{}` is not `pack/rule`: a pack name of lowercase letters, digits and `-`, then a \
+             rule id of lowercase letters, digits, `-` and `_` (e.g. `project/no-force-push`)",
+            draft.id
+        ),
     };
     let kind = EventKind::from_name(&draft.on).with_context(|| {
         format!(

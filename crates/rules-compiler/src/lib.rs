@@ -45,7 +45,7 @@ pub use diag::{Diagnostic, Diagnostics, Note, Severity};
 pub use error::{Error, MatcherKind};
 pub use files::MAX_CONTEXT_FILE_BYTES;
 pub use model::*;
-pub use pack::parse_pack;
+pub use pack::{is_pack_name, is_rule_id, parse_pack};
 pub use project::{
     BracketConfig, BudgetConfig, Config, Fate, Layout, Loaded, MemoryConfig, Scope, StateConfig,
     load, mtime_ns,

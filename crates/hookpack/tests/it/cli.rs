@@ -1111,6 +1111,14 @@ fn new_rule_drafts_a_rule_and_tests_that_pass() {
         team.contains("event = { hook_event_name = 'Stop', stop_hook_active = false }"),
         "{team}"
     );
+    // A name that is no pack name never becomes a path.
+    for id in ["../escape/x", "guard/../../x", "Guard/x", "guard/", "/x"] {
+        let out = hookpack(&dir, &["new", "rule", id, "--on", "Stop", "--message", "x"]);
+        assert_eq!(out.status.code(), Some(1), "{id}");
+        assert!(text(&out.stderr).contains("is not `pack/rule`"), "{id}: {}", text(&out.stderr));
+    }
+    let packs: Vec<_> = std::fs::read_dir(dir.join(".claude/hookpack/packs")).unwrap().collect();
+    assert_eq!(packs.len(), 2, "{packs:?}");
     // Nothing changed by the failures, and `--dry-run` writes nothing.
     assert_eq!(std::fs::read_to_string(&pack).unwrap(), written);
     let out = hookpack(

@@ -383,13 +383,15 @@ fn state_set(table: &DeTable<'_>) -> StateSet {
     }
 }
 
-fn is_pack_name(name: &str) -> bool {
+/// Whether `name` is a valid pack name (`^[a-z][a-z0-9-]*$`).
+pub fn is_pack_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-fn is_rule_id(id: &str) -> bool {
+/// Whether `id` is a valid rule id within a pack (`^[a-z0-9][a-z0-9_-]*$`).
+pub fn is_rule_id(id: &str) -> bool {
     let mut chars = id.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
