@@ -1057,9 +1057,15 @@ fn new_rule_drafts_a_rule_and_tests_that_pass() {
         (Some(0), "4 passed, 0 failed\n".to_owned())
     );
 
+    refusals_write_nothing(&dir, &pack, &written);
+}
+
+/// What `new rule` refuses (a near miss the rule fires on, a rule that breaks the pack's
+/// tests, a name that is no pack name) writes nothing; a new pack is made whole.
+fn refusals_write_nothing(dir: &std::path::Path, pack: &std::path::Path, written: &str) {
     // A near miss the rule fires on: nothing written, the failure shown.
     let out = hookpack(
-        &dir,
+        dir,
         &[
             "new",
             "rule",
@@ -1082,7 +1088,7 @@ fn new_rule_drafts_a_rule_and_tests_that_pass() {
     assert!(said.contains("nothing written"), "{said}");
     // A rule that changes what the pack's own tests expect: nothing written.
     let out = hookpack(
-        &dir,
+        dir,
         &[
             "new",
             "rule",
@@ -1100,7 +1106,7 @@ fn new_rule_drafts_a_rule_and_tests_that_pass() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("tests the pack had fail"), "{}", text(&out.stderr));
     // A new pack, with its schema line; an event with no text gets its bare payload.
-    let out = hookpack(&dir, &["new", "rule", "team/done", "--on", "Stop", "--message", "Tests?"]);
+    let out = hookpack(dir, &["new", "rule", "team/done", "--on", "Stop", "--message", "Tests?"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let team = std::fs::read_to_string(dir.join(".claude/hookpack/packs/team.toml")).unwrap();
     assert!(
@@ -1113,16 +1119,16 @@ fn new_rule_drafts_a_rule_and_tests_that_pass() {
     );
     // A name that is no pack name never becomes a path.
     for id in ["../escape/x", "guard/../../x", "Guard/x", "guard/", "/x"] {
-        let out = hookpack(&dir, &["new", "rule", id, "--on", "Stop", "--message", "x"]);
+        let out = hookpack(dir, &["new", "rule", id, "--on", "Stop", "--message", "x"]);
         assert_eq!(out.status.code(), Some(1), "{id}");
         assert!(text(&out.stderr).contains("is not `pack/rule`"), "{id}: {}", text(&out.stderr));
     }
     let packs: Vec<_> = std::fs::read_dir(dir.join(".claude/hookpack/packs")).unwrap().collect();
     assert_eq!(packs.len(), 2, "{packs:?}");
     // Nothing changed by the failures, and `--dry-run` writes nothing.
-    assert_eq!(std::fs::read_to_string(&pack).unwrap(), written);
+    assert_eq!(std::fs::read_to_string(pack).unwrap(), written);
     let out = hookpack(
-        &dir,
+        dir,
         &["new", "rule", "team/x", "--on", "SessionStart", "--context", "x", "--dry-run"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
