@@ -99,5 +99,8 @@ pub use event::{EventKind, UnknownEvent};
 pub use input::*;
 pub use model::{DEFAULT_CONTEXT_WINDOW, context_window, window_holding};
 pub use output::*;
-pub use tool::{TOOL_ALIASES, ToolName, matcher_covers};
+pub use tool::{
+    OTHER_TOOLS, TOOL_ALIASES, ToolName, is_shell_tool, known_tool_names, matcher_covers,
+    path_argument,
+};
 pub use values::*;

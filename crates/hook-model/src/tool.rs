@@ -54,6 +54,73 @@ impl ToolName {
     }
 }
 
+/// Tools Claude Code 2.1.330 has beyond [`ToolName`]'s variants (the hooks read them as
+/// `Other`): names a rule may match that are no typo.
+pub const OTHER_TOOLS: &[&str] = &[
+    "AskUserQuestion",
+    "Artifact",
+    "BashOutput",
+    "ClaudeDesign",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "EnterPlanMode",
+    "EnterWorktree",
+    "ExitWorktree",
+    "LSP",
+    "ListAgents",
+    "ListMcpResourcesTool",
+    "Projects",
+    "ProposeSkills",
+    "PushNotification",
+    "REPL",
+    "ReadMcpResourceDirTool",
+    "ReadMcpResourceTool",
+    "RefreshMcpTools",
+    "RemoteTrigger",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendFeedback",
+    "SendUserMessage",
+    "SetGoal",
+    "Skill",
+    "SlashCommand",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "Workflow",
+];
+
+/// Every tool name Claude Code knows: [`ToolName`]'s, [`OTHER_TOOLS`] and the legacy aliases
+/// ([`TOOL_ALIASES`]).
+pub fn known_tool_names() -> impl Iterator<Item = &'static str> {
+    ToolName::KNOWN
+        .iter()
+        .chain(OTHER_TOOLS)
+        .copied()
+        .chain(TOOL_ALIASES.iter().map(|(alias, _)| *alias))
+}
+
+/// Whether `tool` runs a shell command (`tool_input.command`).
+pub fn is_shell_tool(tool: &str) -> bool {
+    matches!(tool, "Bash" | "PowerShell" | "Monitor")
+}
+
+/// The argument of `tool` that names a file or folder, which `paths` conditions match:
+/// `file_path`, `notebook_path` or (Glob, Grep) `path`; `None` for tools of [`ToolName`] that
+/// name none, and for tools it does not know.
+pub fn path_argument(tool: &str) -> Option<&'static str> {
+    match tool {
+        "Read" | "Write" | "Edit" | "MultiEdit" => Some("file_path"),
+        "NotebookEdit" => Some("notebook_path"),
+        "Glob" | "Grep" => Some("path"),
+        _ => None,
+    }
+}
+
 /// The legacy tool names Claude Code resolves in an exact matcher, and what they stand for.
 pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("Task", "Agent"),

@@ -66,9 +66,13 @@ pub(crate) fn environment() -> Vec<(String, String)> {
     std::env::vars().filter(|(k, _)| k.starts_with(EnvVars::CONFIG_PREFIX)).collect()
 }
 
-/// Loads every pack and prints the diagnostics; `None` when there are errors.
-fn checked(layout: &Layout) -> Option<Loaded> {
-    let loaded = load(layout, &environment());
+/// Loads every pack and prints the problems (and, with `infos`, the info lines: `lint`'s, and
+/// every command's with `-v`); `None` when there are errors.
+fn checked(layout: &Layout, infos: bool) -> Option<Loaded> {
+    let mut loaded = load(layout, &environment());
+    if !(infos || verbosity() >= Verbosity::Verbose) {
+        loaded.diagnostics.drop_infos();
+    }
     if !loaded.diagnostics.is_silent() {
         eprint!("{}", loaded.diagnostics.render());
     }
@@ -77,7 +81,7 @@ fn checked(layout: &Layout) -> Option<Loaded> {
 
 /// `hookpack lint`.
 pub(crate) fn lint(layout: &Layout) -> bool {
-    let Some(loaded) = checked(layout) else { return false };
+    let Some(loaded) = checked(layout, true) else { return false };
     let rules = loaded.rules().len();
     println!("{} packs, {rules} rules: no errors", loaded.packs.len());
     true
@@ -156,7 +160,7 @@ fn run_all_tests(loaded: &Loaded, out: &mut dyn std::io::Write) -> anyhow::Resul
 
 /// `hookpack test`: whether every test passes, alone and with the project's rules.
 pub(crate) fn test(layout: &Layout) -> anyhow::Result<bool> {
-    let Some(loaded) = checked(layout) else { return Ok(false) };
+    let Some(loaded) = checked(layout, false) else { return Ok(false) };
     let tally = run_all_tests(&loaded, &mut std::io::stdout())?;
     Ok(tally.failed == 0 && tally.differ == 0)
 }
@@ -176,7 +180,7 @@ pub(crate) fn compile_to(
     if let Some(project) = layout.project.as_ref().filter(|p| !p.is_dir()) {
         anyhow::bail!("{} is not a folder; nothing was written", project.display());
     }
-    let Some(loaded) = checked(layout) else { return Ok(false) };
+    let Some(loaded) = checked(layout, false) else { return Ok(false) };
     // A pack's own tests must pass; how they go with the project's other rules is told, and
     // `hookpack test` fails on it, but it does not keep the rules from being compiled.
     if run_all_tests(&loaded, out)?.failed > 0 {

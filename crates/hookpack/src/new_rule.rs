@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use hook_engine::layout;
 use hook_model::EventKind;
 use hook_runtime::confined::Confined;
-use rules_compiler::{Layout, SourceFile, parse_pack, run_tests};
+use rules_compiler::{Layout, SourceFile, TEST_CWD, parse_pack, run_tests};
 
 use crate::commands::installation;
 use crate::import::{toml_list, toml_str};
@@ -50,17 +50,15 @@ pub(crate) enum Action {
     Message(String),
 }
 
-/// What a sample is, for the rule's event and tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a test's case goes in its payload.
+#[derive(Clone, Copy, Debug)]
 enum Sample {
-    Prompt,
-    Command,
-    Path,
+    /// A file path, absolute under the tests' folder: `tool_input.<argument>`.
+    Path(&'static str),
+    /// A text the rule's keywords, regexes or command read: a field of the payload, or of
+    /// `tool_input` on a tool event.
+    Text { field: &'static str, in_input: bool },
 }
-
-/// The folder tests run in ([`rules_compiler::run_tests`]): a path sample is made absolute in it,
-/// as Claude Code gives paths.
-const TEST_CWD: &str = "/project";
 
 pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
     let (pack, id) = match draft.id.split_once('/') {
@@ -95,8 +93,11 @@ pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
     };
 
     if let Some(text) = &existing {
-        let source = Arc::new(SourceFile::new(path.clone(), text.clone()));
-        let (parsed, _) = parse_pack(&source, path.parent().unwrap_or(Path::new(".")));
+        let (parsed, diagnostics) = read_pack(&path, text);
+        if diagnostics.has_errors() {
+            eprint!("{}", diagnostics.render());
+            bail!("{} has errors; fix them first (nothing written)", path.display());
+        }
         if let Some(other) = parsed.map(|p| p.name).filter(|name| name != pack) {
             bail!(
                 "{} is pack `{other}`, not `{pack}`: name the rule `{other}/{id}`",
@@ -104,7 +105,6 @@ pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
             );
         }
     }
-    let added = drafted(pack, id, kind, draft)?;
     let head = match &existing {
         Some(text) if text.ends_with('\n') => text.clone(),
         Some(text) => format!("{text}\n"),
@@ -113,21 +113,10 @@ pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
             toml_str(pack)
         ),
     };
-    let text = format!("{head}{added}");
 
-    // The whole pack with the draft, as `lint` and `test` read it: nothing is written unless
-    // it is free of errors and its tests pass.
-    let source = Arc::new(SourceFile::new(path.clone(), text.clone()));
-    let (parsed, diagnostics) = parse_pack(&source, path.parent().unwrap_or(Path::new(".")));
-    if !diagnostics.is_silent() {
-        eprint!("{}", diagnostics.render());
-    }
-    let parsed = match parsed {
-        Some(pack) if !diagnostics.has_errors() => pack,
-        _ => bail!("the draft has errors; nothing written"),
-    };
-    let outcomes = run_tests(&parsed)?;
-    let before = parsed.tests.len() - added.matches("\n[[test]]\n").count();
+    // The whole pack with the draft, as `lint` and `test` read it: nothing is written unless it
+    // is free of errors and its tests pass.
+    let (added, text, outcomes, first_new) = settled(&path, &head, pack, id, kind, draft)?;
     let failed: Vec<_> = outcomes.iter().enumerate().filter(|(_, o)| !o.passed()).collect();
     for (_, outcome) in &failed {
         eprintln!("test {}/{} ... FAILED ({})", outcome.pack, outcome.name, outcome.place);
@@ -135,7 +124,7 @@ pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
             eprintln!("    {failure}");
         }
     }
-    if failed.iter().any(|(i, _)| *i < before) {
+    if failed.iter().any(|(i, _)| *i < first_new) {
         bail!(
             "with this rule, tests the pack had fail; nothing written (narrow the rule, or put \
              it in another pack)"
@@ -169,66 +158,183 @@ pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// The rule and its tests, as appended to the pack.
-fn drafted(pack: &str, id: &str, kind: EventKind, draft: &Draft) -> anyhow::Result<String> {
-    let sample = sample_kind(kind, draft)?;
-    if sample.is_none() && !(draft.fires_on.is_empty() && draft.not_on.is_empty()) {
-        bail!(
-            "{kind} carries no text to match: a test of it is its bare payload; drop --fires-on and --not-on"
-        );
+/// The draft appended to `head`, with its tests run: the pack's text, the draft, the outcomes
+/// and the index of the draft's first test. A case the rule fires on may fire the pack's other
+/// rules too: its test then expects them all (what the pack does), once the rule is among them;
+/// a near miss made up that the rule fires on is replaced by the next everyday case.
+#[allow(clippy::type_complexity, reason = "one caller, which takes it apart at once")]
+fn settled(
+    path: &Path,
+    head: &str,
+    pack: &str,
+    id: &str,
+    kind: EventKind,
+    draft: &Draft,
+) -> anyhow::Result<(String, String, Vec<rules_compiler::TestOutcome>, usize)> {
+    let full_id = format!("{pack}/{id}");
+    let (mut fired, mut near_miss_at) = (Vec::new(), 0);
+    loop {
+        let (added, count) = drafted(pack, id, kind, draft, &fired, near_miss_at)?;
+        let text = format!("{head}{added}");
+        let outcomes = verified(path, &text)?;
+        let first_new = outcomes.len() - count;
+        let new = &outcomes[first_new..];
+        // Fired on a case it must fire on, with others of the pack: expect them all.
+        let others = new
+            .iter()
+            .any(|o| !o.passed() && !o.name.starts_with("not: ") && o.fired.contains(&full_id));
+        // Fired on the everyday case made for a near miss: try the next one.
+        let made_miss_fired = draft.not_on.is_empty()
+            && new.iter().any(|o| o.name.starts_with("not: ") && o.fired.contains(&full_id));
+        if !(made_miss_fired || others && fired.is_empty()) {
+            return Ok((added, text, outcomes, first_new));
+        }
+        if others && fired.is_empty() {
+            fired = new
+                .iter()
+                .filter(|o| !o.name.starts_with("not: "))
+                .map(|o| {
+                    let mut ids = o.fired.clone();
+                    ids.sort_unstable();
+                    ids
+                })
+                .collect();
+        }
+        if made_miss_fired {
+            near_miss_at += 1;
+        }
+    }
+}
+
+/// `text` read as the pack at `path`.
+fn read_pack(
+    path: &Path,
+    text: &str,
+) -> (Option<rules_compiler::Pack>, rules_compiler::Diagnostics) {
+    let source = Arc::new(SourceFile::new(path.to_path_buf(), text.to_owned()));
+    parse_pack(&source, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// The outcomes of the tests of the pack `text` (with the draft), which must have no errors.
+fn verified(path: &Path, text: &str) -> anyhow::Result<Vec<rules_compiler::TestOutcome>> {
+    let (parsed, diagnostics) = read_pack(path, text);
+    if !diagnostics.is_silent() {
+        eprint!("{}", diagnostics.render());
+    }
+    match parsed {
+        Some(pack) if !diagnostics.has_errors() => Ok(run_tests(&pack)?),
+        _ => bail!("the draft has errors; nothing written"),
+    }
+}
+
+/// The rule and its tests, as appended to the pack, and how many tests. `fired` gives, per case
+/// the rule must fire on, the rules the test expects (default: the rule alone).
+fn drafted(
+    pack: &str,
+    id: &str,
+    kind: EventKind,
+    draft: &Draft,
+    fired: &[Vec<String>],
+    near_miss_at: usize,
+) -> anyhow::Result<(String, usize)> {
+    let sample = sample_of(kind, draft)?;
+    let conditions = has_conditions(draft);
+    if (sample.is_none() || !conditions) && !draft.not_on.is_empty() {
+        bail!("the rule has no condition a case could miss: drop --not-on");
+    }
+    if sample.is_none() && !draft.fires_on.is_empty() {
+        bail!("the rule has no condition on a text or a path of {kind}: drop --fires-on");
     }
     let full_id = format!("{pack}/{id}");
     let mut added = format!("\n{}", rule_text(id, kind, draft));
-    match sample {
-        None => {
-            let fields = bare_fields(kind).with_context(|| {
-                format!("`new rule` cannot make a {kind} payload; write the rule's tests by hand")
-            })?;
-            added.push_str(&test_text(kind, draft, None, fields, &expect_fired(&full_id, draft)));
-        }
-        Some(sample) => {
-            let positives = if draft.fires_on.is_empty() {
-                vec![made_positive(sample, draft).with_context(|| {
-                    format!("give --fires-on: a {} the rule must fire on", sample_name(sample))
-                })?]
-            } else {
-                draft.fires_on.clone()
-            };
-            let negatives = if draft.not_on.is_empty() {
-                vec![made_negative(sample).to_owned()]
-            } else {
-                draft.not_on.clone()
-            };
-            let fires = expect_fired(&full_id, draft);
-            let not = format!("{{ not_rules = {} }}", toml_list(std::slice::from_ref(&full_id)));
-            for case in &positives {
-                added.push_str(&test_text(kind, draft, Some((sample, case)), "", &fires));
-            }
-            for case in &negatives {
-                added.push_str(&test_text(kind, draft, Some((sample, case)), "", &not));
-            }
-        }
+    let alone = expect_fired(std::slice::from_ref(&full_id), draft);
+    let Some(sample) = sample else {
+        let expect = fired.first().map_or_else(|| alone.clone(), |ids| expect_fired(ids, draft));
+        added.push_str(&test_text(kind, draft, None, &expect)?);
+        return Ok((added, 1));
+    };
+    let positives = if draft.fires_on.is_empty() {
+        vec![made_positive(sample, draft).with_context(|| {
+            format!("give --fires-on: a {} the rule must fire on", sample_name(sample))
+        })?]
+    } else {
+        draft.fires_on.clone()
+    };
+    // A rule without conditions takes every call: no near miss.
+    let negatives = match (&draft.not_on[..], conditions) {
+        (given @ [_, ..], _) => given.to_vec(),
+        ([], true) => made_negative(sample, near_miss_at).map(str::to_owned).into_iter().collect(),
+        ([], false) => Vec::new(),
+    };
+    let not = format!("{{ not_rules = {} }}", toml_list(std::slice::from_ref(&full_id)));
+    for (i, case) in positives.iter().enumerate() {
+        let expect = fired.get(i).map_or_else(|| alone.clone(), |ids| expect_fired(ids, draft));
+        added.push_str(&test_text(kind, draft, Some((sample, case)), &expect)?);
     }
-    Ok(added)
+    for case in &negatives {
+        added.push_str(&test_text(kind, draft, Some((sample, case)), &not)?);
+    }
+    Ok((added, positives.len() + negatives.len()))
 }
 
-/// What the event's and tool's samples are: `None` for an event whose text is not a prompt, a
-/// command or a path (its test is its bare payload).
-fn sample_kind(kind: EventKind, draft: &Draft) -> anyhow::Result<Option<Sample>> {
-    if kind == EventKind::UserPromptSubmit {
-        return Ok(Some(Sample::Prompt));
+/// Whether the rule has conditions beyond its event and tool.
+fn has_conditions(draft: &Draft) -> bool {
+    !(draft.keywords.is_empty()
+        && draft.regex.is_empty()
+        && draft.paths.is_empty()
+        && draft.program.is_none())
+}
+
+/// Where the cases go: a path for `paths` rules, else the text the event's (or the tool's)
+/// conditions read; `None` where a test is the event's bare payload (an event with no such
+/// text, or a rule with no condition on it).
+fn sample_of(kind: EventKind, draft: &Draft) -> anyhow::Result<Option<Sample>> {
+    let text_conditions =
+        !(draft.keywords.is_empty() && draft.regex.is_empty() && draft.program.is_none());
+    if kind.is_tool_event() {
+        let tool = tool_of(draft);
+        if !draft.paths.is_empty() {
+            if text_conditions {
+                bail!(
+                    "`new rule` drafts tests for a rule on a path or on a text, not both; write \
+                     this one's tests by hand"
+                );
+            }
+            let argument = hook_model::path_argument(tool)
+                .filter(|_| !matches!(tool, "Glob" | "Grep"))
+                .with_context(|| format!("{tool} calls carry no file path for `--path`"))?;
+            return Ok(Some(Sample::Path(argument)));
+        }
+        if kind == EventKind::PostToolUseFailure {
+            return Ok(Some(Sample::Text { field: "error", in_input: false }));
+        }
+        let argument = match tool {
+            tool if hook_model::is_shell_tool(tool) => "command",
+            "Write" => "content",
+            "Edit" => "new_string",
+            "NotebookEdit" => "new_source",
+            "Read" => "file_path",
+            "Glob" | "Grep" => "pattern",
+            "WebFetch" => "url",
+            "WebSearch" => "query",
+            "Agent" | "Task" => "prompt",
+            other => bail!(
+                "`new rule` does not know the text of a {other} call; write the rule's tests by \
+                 hand"
+            ),
+        };
+        return Ok(Some(Sample::Text { field: argument, in_input: true }));
     }
-    if !kind.is_tool_event() {
-        return Ok(None);
-    }
-    Ok(Some(match tool_of(draft) {
-        "Bash" | "PowerShell" | "Monitor" => Sample::Command,
-        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => Sample::Path,
-        other => bail!(
-            "`new rule` drafts tests for prompts, shell tools and file tools; for {other}, write \
-             the rule's tests by hand"
-        ),
-    }))
+    let field = match kind {
+        EventKind::UserPromptSubmit | EventKind::UserPromptExpansion => "prompt",
+        EventKind::Stop | EventKind::SubagentStop => "last_assistant_message",
+        EventKind::Notification => "message",
+        EventKind::PreCompact => "custom_instructions",
+        EventKind::PostCompact => "compact_summary",
+        _ => return Ok(None),
+    };
+    let prompt = matches!(kind, EventKind::UserPromptSubmit);
+    Ok((text_conditions || prompt).then_some(Sample::Text { field, in_input: false }))
 }
 
 /// The tool the tests call: the one `--tool` names (the first of a list), else Bash for a
@@ -245,40 +351,39 @@ fn tool_of(draft: &Draft) -> &str {
 
 fn sample_name(sample: Sample) -> &'static str {
     match sample {
-        Sample::Prompt => "prompt",
-        Sample::Command => "command",
-        Sample::Path => "path",
+        Sample::Path(_) => "path",
+        Sample::Text { field: "command", .. } => "command",
+        Sample::Text { field: "prompt", in_input: false } => "prompt",
+        Sample::Text { .. } => "text",
     }
 }
 
 /// A case the rule fires on, made from its conditions; `None` when they do not say one (a
 /// regex alone).
 fn made_positive(sample: Sample, draft: &Draft) -> Option<String> {
-    match sample {
-        Sample::Prompt => {
-            let keyword = draft.keywords.first()?;
-            Some(format!("please look at the {keyword} part"))
-        }
-        Sample::Command => {
-            let program = draft.program.as_deref()?;
-            let mut words = vec![program.replace(['*', '?'], "")];
-            words.extend(draft.subcommand.iter().flat_map(|s| {
-                s.split_whitespace().map(|w| w.split('|').next().unwrap_or(w).to_owned())
-            }));
-            words.extend(
-                draft
-                    .flags
-                    .iter()
-                    .filter(|f| !f.starts_with('!'))
-                    .map(|f| f.split('|').next().unwrap_or(f).to_owned()),
-            );
-            Some(words.join(" "))
-        }
-        Sample::Path => {
-            let glob = draft.paths.iter().find(|g| !g.starts_with('!'))?;
-            Some(example_path(glob))
-        }
+    if let Sample::Path(_) = sample {
+        let glob = draft.paths.iter().find(|g| !g.starts_with('!'))?;
+        return Some(example_path(glob));
     }
+    if let Some(program) = draft.program.as_deref() {
+        let mut words = vec![program.replace(['*', '?'], "")];
+        words.extend(draft.subcommand.iter().flat_map(|s| {
+            s.split_whitespace().map(|w| w.split('|').next().unwrap_or(w).to_owned())
+        }));
+        words.extend(
+            draft
+                .flags
+                .iter()
+                .filter(|f| !f.starts_with('!'))
+                .map(|f| f.split('|').next().unwrap_or(f).to_owned()),
+        );
+        return Some(words.join(" "));
+    }
+    if let Some(keyword) = draft.keywords.first() {
+        return Some(format!("please look at the {keyword} part"));
+    }
+    // No condition on the text: any text will do.
+    draft.regex.is_empty().then(|| "an everyday case".to_owned())
 }
 
 /// A path `glob` matches: `**` and `*` filled with names, the first of `{a,b}` alternatives.
@@ -312,9 +417,13 @@ fn example_path(glob: &str) -> String {
                 out.push_str(&first);
             }
             '[' => {
-                // A class: its first character.
+                // A class: its first character; for a negated one, a letter outside it.
                 let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
-                out.push(inner.trim_start_matches(['!', '^']).chars().next().unwrap_or('x'));
+                let picked = match inner.strip_prefix(['!', '^']) {
+                    Some(excluded) => "xyzqk".chars().find(|c| !excluded.contains(*c)),
+                    None => inner.chars().next(),
+                };
+                out.push(picked.unwrap_or('x'));
             }
             c => out.push(c),
         }
@@ -322,34 +431,54 @@ fn example_path(glob: &str) -> String {
     out
 }
 
-/// The fields beyond the common ones that Claude Code always sends with `kind`, for a test of an
-/// event with no text to match; `None` for events `new rule` does not know how to make.
-fn bare_fields(kind: EventKind) -> Option<&'static str> {
+/// The fields Claude Code always sends with `kind` beyond the common ones and the tool's, as
+/// `(key, TOML value)`; `None` for events `new rule` does not know how to make.
+fn event_fields(kind: EventKind) -> Option<Vec<(&'static str, &'static str)>> {
     Some(match kind {
-        EventKind::Stop | EventKind::SubagentStop => ", stop_hook_active = false",
-        EventKind::SessionStart => ", source = 'startup'",
-        EventKind::PreCompact => ", trigger = 'auto'",
-        EventKind::PostCompact => ", trigger = 'auto', compact_summary = ''",
-        EventKind::SessionEnd => ", reason = 'other'",
-        EventKind::Notification => {
-            ", message = 'Claude needs your permission to use Bash', notification_type = 'permission_prompt'"
-        }
-        EventKind::SubagentStart => "",
+        EventKind::UserPromptSubmit
+        | EventKind::SubagentStart
+        | EventKind::PreToolUse
+        | EventKind::PostToolUse
+        | EventKind::PermissionRequest => vec![],
+        EventKind::Stop => vec![("stop_hook_active", "false")],
+        EventKind::SubagentStop => vec![
+            ("stop_hook_active", "false"),
+            ("agent_id", "'a1'"),
+            ("agent_type", "'general-purpose'"),
+            ("agent_transcript_path", "''"),
+        ],
+        EventKind::UserPromptExpansion => vec![
+            ("expansion_type", "'slash_command'"),
+            ("command_name", "'review'"),
+            ("command_args", "''"),
+            ("prompt", "''"),
+        ],
+        EventKind::SessionStart => vec![("source", "'startup'")],
+        EventKind::PreCompact => vec![("trigger", "'manual'")],
+        EventKind::PostCompact => vec![("trigger", "'auto'"), ("compact_summary", "''")],
+        EventKind::SessionEnd => vec![("reason", "'other'")],
+        EventKind::Notification => vec![
+            ("message", "'Claude needs your permission to use Bash'"),
+            ("notification_type", "'permission_prompt'"),
+        ],
+        EventKind::PostToolUseFailure => vec![("error", "'Exit code 1'")],
+        EventKind::PermissionDenied => vec![("reason", "'Denied by the permission rules'")],
         EventKind::TaskCreated | EventKind::TaskCompleted => {
-            ", task_id = '1', task_subject = 'Write the migration'"
+            vec![("task_id", "'1'"), ("task_subject", "'Write the migration'")]
         }
-        EventKind::TeammateIdle => ", teammate_name = 'reviewer'",
+        EventKind::TeammateIdle => vec![("teammate_name", "'reviewer'")],
         _ => return None,
     })
 }
 
-/// A case the rule most likely does not fire on.
-fn made_negative(sample: Sample) -> &'static str {
-    match sample {
-        Sample::Prompt => "what does this function return?",
-        Sample::Command => "ls -la",
-        Sample::Path => "README.md",
-    }
+/// The `near_miss_at`th everyday case, which the rule most likely does not fire on.
+fn made_negative(sample: Sample, near_miss_at: usize) -> Option<&'static str> {
+    let cases: &[&str] = match sample {
+        Sample::Path(_) => &["README.md", "docs/notes.txt", "assets/logo.png"],
+        Sample::Text { field: "command", .. } => &["ls -la", "git status", "echo hello"],
+        Sample::Text { .. } => &["what does this function return?", "fix the typo in the docs"],
+    };
+    cases.get(near_miss_at).copied()
 }
 
 /// The `[[rule]]` table.
@@ -386,55 +515,69 @@ fn rule_text(id: &str, kind: EventKind, draft: &Draft) -> String {
     text
 }
 
-/// What a test of a case the rule fires on expects.
-fn expect_fired(full_id: &str, draft: &Draft) -> String {
+/// What a test of a case the rule fires on expects: exactly `fired` (the rule, and the pack's
+/// other rules that fire on the case too), and the rule's decision.
+fn expect_fired(fired: &[String], draft: &Draft) -> String {
     let decision = match draft.action {
         Action::Deny(_) => ", decision = 'deny'",
         Action::Ask(_) => ", decision = 'ask'",
         Action::Block(_) => ", decision = 'block'",
         _ => "",
     };
-    format!("{{ rules = {}{decision} }}", toml_list(&[full_id.to_owned()]))
+    format!("{{ rules = {}{decision} }}", toml_list(fired))
 }
 
-/// A `[[test]]` table: the event with the sample where the event carries it.
+/// A `[[test]]` table: the event's payload with the case where the sample goes.
 fn test_text(
     kind: EventKind,
     draft: &Draft,
     sample: Option<(Sample, &str)>,
-    bare: &str,
     expect: &str,
-) -> String {
-    let event = toml_str(kind.as_str());
-    let (name, fields) = match sample {
-        Some((Sample::Prompt, text)) => (text.to_owned(), format!(", prompt = {}", toml_str(text))),
-        Some((Sample::Command, text)) => (
-            text.to_owned(),
-            format!(
-                ", tool_name = {}, tool_input = {{ command = {} }}",
-                toml_str(tool_of(draft)),
-                toml_str(text)
-            ),
-        ),
-        Some((Sample::Path, text)) => {
+) -> anyhow::Result<String> {
+    let mut fields: Vec<(&str, String)> = vec![("hook_event_name", toml_str(kind.as_str()))];
+    let required = event_fields(kind).with_context(|| {
+        format!("`new rule` cannot make a {kind} payload; write the rule's tests by hand")
+    })?;
+    fields.extend(required.into_iter().map(|(k, v)| (k, v.to_owned())));
+    let mut input: Vec<(&str, String)> = Vec::new();
+    let tool = tool_of(draft);
+    match sample {
+        Some((Sample::Path(argument), path)) => {
             let absolute =
-                if text.starts_with('/') { text.to_owned() } else { format!("{TEST_CWD}/{text}") };
-            let key = if tool_of(draft) == "NotebookEdit" { "notebook_path" } else { "file_path" };
-            (
-                text.to_owned(),
-                format!(
-                    ", tool_name = {}, tool_input = {{ {key} = {} }}",
-                    toml_str(tool_of(draft)),
-                    toml_str(&absolute)
-                ),
-            )
+                if path.starts_with('/') { path.to_owned() } else { format!("{TEST_CWD}/{path}") };
+            input.push((argument, toml_str(&absolute)));
         }
-        None => (kind.as_str().to_owned(), bare.to_owned()),
-    };
+        Some((Sample::Text { field, in_input: true }, text)) => input.push((field, toml_str(text))),
+        Some((Sample::Text { field, in_input: false }, text)) => {
+            fields.retain(|(k, _)| *k != field);
+            fields.push((field, toml_str(text)));
+        }
+        None => {}
+    }
+    if kind.is_tool_event() {
+        // What Claude Code always gives the tool, where the case is not it.
+        let always = match tool {
+            "Bash" | "PowerShell" => Some(("command", "make test")),
+            "Glob" | "Grep" => None,
+            tool => {
+                hook_model::path_argument(tool).map(|argument| (argument, "/project/src/main.rs"))
+            }
+        };
+        if let Some((argument, value)) = always
+            && !input.iter().any(|(k, _)| *k == argument)
+        {
+            input.insert(0, (argument, toml_str(value)));
+        }
+        let input = input.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>();
+        fields.push(("tool_name", toml_str(tool)));
+        fields.push(("tool_input", format!("{{ {} }}", input.join(", "))));
+    }
+    let case = sample.map_or(kind.as_str(), |(_, case)| case);
     let verb = if expect.contains("not_rules") { "not" } else { "fires" };
-    let name = format!("{verb}: {name}");
-    format!(
-        "\n[[test]]\nname = {}\nevent = {{ hook_event_name = {event}{fields} }}\nexpect = {expect}\n",
-        toml_str(&name)
-    )
+    let fields = fields.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>();
+    Ok(format!(
+        "\n[[test]]\nname = {}\nevent = {{ {} }}\nexpect = {expect}\n",
+        toml_str(&format!("{verb}: {case}")),
+        fields.join(", ")
+    ))
 }

@@ -205,6 +205,11 @@ impl Diagnostics {
         self.list.extend(other.list);
     }
 
+    /// Leaves out the info lines.
+    pub fn drop_infos(&mut self) {
+        self.list.retain(|d| d.severity != Severity::Info);
+    }
+
     /// Whether any problem is an error.
     pub fn has_errors(&self) -> bool {
         self.list.iter().any(|d| d.severity == Severity::Error)

@@ -51,7 +51,7 @@ pub use project::{
     load, mtime_ns,
 };
 pub use source::SourceFile;
-pub use testing::{InProject, TestOutcome, run_project_tests, run_tests};
+pub use testing::{InProject, TEST_CWD, TestOutcome, run_project_tests, run_tests};
 
 /// The JSON Schema of rule pack files, for editors (`#:schema` in a pack's first line).
 pub fn rule_pack_schema() -> serde_json::Value {

@@ -565,9 +565,7 @@ fn check_table(
         match shape.keys.iter().find(|key| key.name == name.get_ref().as_ref()) {
             Some(key) => check_value(source, value, &key.shape, key.name, diags),
             None => {
-                let hint = suggestion(name.get_ref(), shape.keys.iter().map(|k| k.name))
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
+                let hint = did_you_mean(name.get_ref(), shape.keys.iter().map(|k| k.name));
                 diags.error(
                     source,
                     name.span(),
@@ -718,9 +716,7 @@ fn check_enum(
     if values.contains(&text) {
         return;
     }
-    let hint = suggestion(text, values.iter().copied())
-        .map(|s| format!("; did you mean `{s}`?"))
-        .unwrap_or_default();
+    let hint = did_you_mean(text, values.iter().copied());
     let what = if std::ptr::eq(*values, EVENT_NAMES) {
         "hook event".to_owned()
     } else {
@@ -765,6 +761,25 @@ pub(crate) fn suggestion<'a>(
         .filter(|&(d, c)| d <= (c.len().max(typo.len()) / 3).max(1))
         .min_by_key(|&(d, _)| d)
         .map(|(_, c)| c)
+}
+
+/// The candidate at most `edits` edits from `typo` (ASCII case ignored), nearest first.
+pub(crate) fn suggestion_within<'a>(
+    typo: &str,
+    candidates: impl Iterator<Item = &'a str>,
+    edits: usize,
+) -> Option<&'a str> {
+    let typo_lower = typo.to_ascii_lowercase();
+    candidates
+        .map(|c| (distance(&typo_lower, &c.to_ascii_lowercase()), c))
+        .filter(|&(d, _)| d <= edits)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// `"; did you mean `x`?"` for [`suggestion`]'s pick, or nothing.
+pub(crate) fn did_you_mean<'a>(typo: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    suggestion(typo, candidates).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
 }
 
 /// Edit distance counting a swap of two neighbours as one edit (optimal string alignment), so

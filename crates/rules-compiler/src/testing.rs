@@ -26,6 +26,8 @@ pub struct TestOutcome {
     pub place: String,
     /// What did not hold, each as "expected …, got …"; empty when the test passed.
     pub failures: Vec<String>,
+    /// The full ids of the rules that fired, in the order they did.
+    pub fired: Vec<String>,
     /// How it goes in the project ([`run_project_tests`]); `None` when run on the pack alone,
     /// or when it failed there.
     pub in_project: Option<InProject>,
@@ -59,7 +61,9 @@ impl TestOutcome {
 
 /// The common fields a test's payload gets when it does not give them.
 const TEST_SESSION: &str = "hookpack-test";
-const TEST_CWD: &str = "/project";
+/// The folder a test runs in when its payload gives no `cwd`: the project's root, which paths
+/// in it are relative to.
+pub const TEST_CWD: &str = "/project";
 
 /// Runs every test of `pack` against an artifact compiled from the pack alone, so that a
 /// pack's tests do not depend on what else a project uses.
@@ -127,7 +131,7 @@ fn not_in_force(
     test: &PackTest,
     fired: &[String],
 ) -> Option<(String, Fate)> {
-    let named = test.expect.rules.iter().flatten();
+    let named = test.expect.rules.iter().flatten().chain(&test.expect.not_rules);
     rules.iter().enumerate().find_map(|(r, rule)| {
         let id = rule.full_id();
         if !fired.contains(&id) && !named.clone().any(|n| *n == id) {
@@ -226,7 +230,11 @@ fn run_test(
     let unwanted: Vec<&str> =
         expect.not_rules.iter().map(String::as_str).filter(|id| fired.contains(id)).collect();
     if !unwanted.is_empty() {
-        failures.push(format!("expected [{}] not to fire, and they did", unwanted.join(", ")));
+        let (ids, verb) = match unwanted.as_slice() {
+            [one] => (format!("`{one}`"), "it did"),
+            many => (format!("[{}]", many.join(", ")), "they did"),
+        };
+        failures.push(format!("expected {ids} not to fire, and {verb}"));
     }
     let context = response.context.clone().unwrap_or_default();
     let context_shown = format!("{context:?}");
@@ -262,6 +270,7 @@ fn run_test(
         name: test.name.clone(),
         place: format!("{}:{line}", pack.source.path().display()),
         failures,
+        fired: fired.iter().map(|&id| id.to_owned()).collect(),
         in_project: None,
     };
     Ok((outcome, fired.into_iter().map(str::to_owned).collect()))
@@ -300,6 +309,7 @@ fn not_sent(pack: &Pack, test: &PackTest, err: &InputError) -> TestOutcome {
         name: test.name.clone(),
         place: format!("{}:{line}", pack.source.path().display()),
         failures: vec![format!("the event is not one Claude Code sends ({err})")],
+        fired: Vec::new(),
         in_project: None,
     }
 }

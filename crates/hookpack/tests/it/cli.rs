@@ -1084,7 +1084,7 @@ fn refusals_write_nothing(dir: &std::path::Path, pack: &std::path::Path, written
     );
     assert_eq!(out.status.code(), Some(1));
     let said = text(&out.stderr);
-    assert!(said.contains("expected [guard/env] not to fire, and they did"), "{said}");
+    assert!(said.contains("expected `guard/env` not to fire, and it did"), "{said}");
     assert!(said.contains("nothing written"), "{said}");
     // A rule that changes what the pack's own tests expect: nothing written.
     let out = hookpack(

@@ -56,10 +56,12 @@ pub(crate) fn parse_pack_in(
         let message = format!("invalid TOML: {}", error.message());
         let mut diagnostic = Diagnostic::new(Severity::Error, source, span, message);
         if errors.len() > 1 {
+            let more = match errors.len() - 1 {
+                1 => "1 more syntax error follows".to_owned(),
+                n => format!("{n} more syntax errors follow"),
+            };
             diagnostic = diagnostic.note(format!(
-                "the rest of the file is checked once this is fixed ({} more syntax errors \
-                 follow from it or after it)",
-                errors.len() - 1
+                "the rest of the file is checked once this is fixed ({more} from it or after it)"
             ));
         }
         diags.add(diagnostic);
@@ -120,7 +122,26 @@ impl Reader<'_> {
             rules.push(rule);
         }
 
-        let tests = tables_of(doc, "test").filter_map(|item| self.test(item)).collect();
+        let tests: Vec<_> = tables_of(doc, "test").filter_map(|item| self.test(item)).collect();
+        // A near miss naming a rule of this pack that is not there passes, proving nothing.
+        for test in &tests {
+            for id in &test.expect.not_rules {
+                let Some(rule) = id.strip_prefix(name).and_then(|r| r.strip_prefix('/')) else {
+                    continue;
+                };
+                if rules.iter().any(|r: &crate::Rule| r.id == rule) {
+                    continue;
+                }
+                let hint = shape::did_you_mean(rule, rules.iter().map(|r| r.id.as_str()));
+                self.warning(
+                    test.span.clone(),
+                    format!(
+                        "test `{}`: `not_rules` names `{id}`, which this pack does not have{hint}",
+                        test.name
+                    ),
+                );
+            }
+        }
         Some(Pack {
             name: name.to_owned(),
             description: string(meta, "description").map(|(s, _)| s.to_owned()),
@@ -157,8 +178,8 @@ impl Reader<'_> {
         Some(ToolMatcher::Regex(matcher.to_owned()))
     }
 
-    /// Warns when a tool regex matches no tool Claude Code has (nor an MCP tool) but would in
-    /// another case: `^(bash|write)$` never matches a call.
+    /// Warns when a tool regex matches no tool Claude Code has (nor an MCP tool named like one)
+    /// but would in another case: `^(bash|write)$` never matches a call.
     fn tool_regex_case(&mut self, matcher: &str, span: Range<usize>) {
         let build = |insensitive| {
             regex::RegexBuilder::new(matcher)
@@ -167,18 +188,18 @@ impl Reader<'_> {
                 .build()
         };
         let (Ok(exact), Ok(any_case)) = (build(false), build(true)) else { return };
-        let known = || {
-            hook_model::ToolName::KNOWN
-                .iter()
-                .chain(hook_model::TOOL_ALIASES.iter().map(|(alias, _)| alias))
-                .copied()
-        };
-        if known().any(|k| exact.is_match(k)) || exact.is_match("mcp__server__tool") {
+        if hook_model::known_tool_names().any(|k| exact.is_match(k)) {
             return;
         }
         let meant: Vec<&str> =
-            hook_model::ToolName::KNOWN.iter().copied().filter(|k| any_case.is_match(k)).collect();
-        if !meant.is_empty() {
+            hook_model::known_tool_names().filter(|k| any_case.is_match(k)).collect();
+        // `.*search.*` is meant for MCP tools (`mcp__brave__web_search`), not for `WebSearch`.
+        let mcp = |tool: &&str| {
+            let lower = tool.to_ascii_lowercase();
+            exact.is_match(&format!("mcp__server__{lower}"))
+                || exact.is_match(&format!("mcp__{lower}__{lower}"))
+        };
+        if !meant.is_empty() && !meant.iter().any(mcp) {
             self.warning(
                 span,
                 format!(
@@ -190,14 +211,13 @@ impl Reader<'_> {
         }
     }
 
-    /// Warns when `name` is a tool Claude Code has but spelled in another case: tool names are
-    /// matched exactly, so `bash` never matches a `Bash` call.
+    /// Warns when `name` is a tool Claude Code has spelled in another case (tool names are
+    /// matched exactly, so `bash` never matches a `Bash` call), or one or two letters off one.
     fn tool_name_case(&mut self, name: &str, span: Range<usize>) {
-        let known = hook_model::ToolName::KNOWN
-            .iter()
-            .chain(hook_model::TOOL_ALIASES.iter().map(|(alias, _)| alias));
-        let mut known = known.copied();
-        if let Some(right) = known.find(|k| *k != name && k.eq_ignore_ascii_case(name)) {
+        if name.starts_with("mcp__") || hook_model::known_tool_names().any(|k| k == name) {
+            return;
+        }
+        if let Some(right) = hook_model::known_tool_names().find(|k| k.eq_ignore_ascii_case(name)) {
             self.warning(
                 span,
                 format!(
@@ -207,17 +227,10 @@ impl Reader<'_> {
             );
             return;
         }
-        // A name close to a tool Claude Code has, and no MCP tool (`mcp__server__tool`): a typo.
-        // (Other names may be tools of a newer Claude Code or of an SDK host: no warning.)
-        let mut known = hook_model::ToolName::KNOWN
-            .iter()
-            .chain(hook_model::TOOL_ALIASES.iter().map(|(alias, _)| alias))
-            .copied();
-        if name.starts_with("mcp__") || known.any(|k| k == name) {
-            return;
-        }
-        let known = hook_model::ToolName::KNOWN.iter().copied();
-        if let Some(right) = shape::suggestion(name, known) {
+        // Other names may be tools of a newer Claude Code or of an SDK host: only a name a typo
+        // away from a known one is said.
+        let edits = if name.len() >= 8 { 2 } else { 1 };
+        if let Some(right) = shape::suggestion_within(name, hook_model::known_tool_names(), edits) {
             self.warning(
                 span,
                 format!("tool `{name}` is no tool Claude Code has; did you mean `{right}`?"),

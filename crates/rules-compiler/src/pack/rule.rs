@@ -85,27 +85,16 @@ impl Reader<'_> {
                     .warning(paths.span(), format!("rule `{id}` never fires: `paths` is empty"));
             }
             // Shell, web and agent tools name no file: a rule on them alone with `paths` never
-            // fires. (Glob and Grep name a folder in `path`, which `paths` matches.)
+            // fires. (Glob and Grep name a folder in `path`, which `paths` matches; a tool
+            // hookpack does not know may name one.)
             if let Some(crate::ToolMatcher::Names(names)) = &when.tool
                 && !names.is_empty()
                 && names.iter().all(|n| {
-                    matches!(
-                        n.as_str(),
-                        "Bash"
-                            | "PowerShell"
-                            | "Monitor"
-                            | "WebFetch"
-                            | "WebSearch"
-                            | "Agent"
-                            | "Task"
-                            | "TodoWrite"
-                            | "ExitPlanMode"
-                    )
+                    hook_model::ToolName::KNOWN.contains(&n.as_str())
+                        && hook_model::path_argument(n).is_none()
                 })
             {
-                let shell =
-                    names.iter().all(|n| matches!(n.as_str(), "Bash" | "PowerShell" | "Monitor"));
-                let instead = if shell {
+                let instead = if names.iter().all(|n| hook_model::is_shell_tool(n)) {
                     "match the command with `command` or `regex`"
                 } else {
                     "match its input with `regex`, or `field = \"tool_input.<name>\"`"
@@ -134,18 +123,23 @@ impl Reader<'_> {
                 && !on.is_empty()
                 && !on.iter().any(|&kind| hook_model::input_fields(kind).any(|f| f == first))
             {
-                // No event of the rule's has that field: the condition reads nothing.
+                // No event of the rule's has that field: a typo of one that is there never
+                // fires; another name may be a field Claude Code added since.
                 let known = on.iter().flat_map(|&kind| hook_model::input_fields(kind));
-                let hint = crate::shape::suggestion(first, known)
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
+                let hint = crate::shape::did_you_mean(first, known);
                 let events = on.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ");
-                check.reader.warning(
-                    span.clone(),
+                let message = if hint.is_empty() {
                     format!(
-                        "rule `{id}` never fires: `{first}` is no field of a {events} payload{hint}"
-                    ),
-                );
+                        "rule `{id}`: hookpack knows no `{first}` field in a {events} payload (a \
+                         field Claude Code added since still works)"
+                    )
+                } else {
+                    format!(
+                        "rule `{id}` never fires: `{first}` is no field of a {events} \
+                         payload{hint}"
+                    )
+                };
+                check.reader.warning(span.clone(), message);
             }
             Some(path.to_owned())
         });
@@ -355,43 +349,48 @@ const FIELD_SHORTHANDS: &[(&str, fn(EventKind) -> bool, &str)] = &[
     ("error", |k| k == EventKind::StopFailure, "StopFailure"),
 ];
 
-/// Why glob `pattern` can never match a path Claude Code sends (absolute, with `/`, made
-/// relative to the project when inside it), or `None`.
+/// Why glob `pattern` can never match the path of a file tool (`Read`, `Write`, `Edit`,
+/// `NotebookEdit`: absolute, with `/`, made relative to the project when inside it), or `None`.
+/// (Glob's and Grep's `path` is the model's own text and may be anything.)
 fn dead_glob(pattern: &str) -> Option<String> {
+    const NEVER: &str = "never matches a file tool's path";
     if pattern == ".." || pattern.starts_with("../") {
         let mut rest = pattern;
         while let Some(inner) = rest.strip_prefix("../") {
             rest = inner;
         }
+        let instead = match rest {
+            "" | ".." => "an absolute glob".to_owned(),
+            rest => format!("`**/{rest}` or an absolute glob"),
+        };
         return Some(format!(
-            "never matches: a path outside the project is matched whole, as Claude Code gives it \
-             (`/home/me/other/…`), never as `../…`; write `**/{rest}` or an absolute glob"
+            "{NEVER}: a path outside the project is matched whole, as Claude Code gives it \
+             (`/home/me/other/…`), never as `../…`; write {instead}"
         ));
     }
-    if pattern.starts_with('~') {
+    if let Some(rest) = pattern.strip_prefix('~') {
+        let rest = rest.trim_start_matches('/');
         return Some(format!(
-            "never matches: `~` is not expanded, paths come absolute; write `/home/*/{}` or \
-             `**/{}`",
-            pattern.trim_start_matches('~').trim_start_matches('/'),
-            pattern.trim_start_matches('~').trim_start_matches('/'),
+            "{NEVER}: `~` is not expanded, paths come absolute; write `/home/*/{rest}` (and \
+             `/Users/*/{rest}` on macOS) or `**/{rest}`"
         ));
     }
     if pattern.len() > 1 && pattern.ends_with('/') {
         return Some(format!(
-            "never matches: a file's path does not end in `/`; write `{pattern}**` for what is \
-             inside the folder"
+            "{NEVER}: a file's path does not end in `/`; write `{pattern}**` for what is inside \
+             the folder"
         ));
     }
-    // In a glob `\` escapes the next character; `src\api` is `srcapi`. Paths use `/`.
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek().is_some_and(|n| n.is_alphanumeric() || *n == '.') {
-            return Some(format!(
-                "never matches what it seems to: `\\` escapes the next character in a glob, and \
-                 paths use `/` on every system; write `{}`",
-                pattern.replace('\\', "/")
-            ));
-        }
+    // In a glob `\` escapes the next character: `src\api` is `srcapi`. A `\` before a letter or
+    // digit is a Windows-style separator, and then so is every `\` (`*\.env` alone, an escaped
+    // dot, is fine).
+    let bytes = pattern.as_bytes();
+    if bytes.windows(2).any(|w| w[0] == b'\\' && w[1].is_ascii_alphanumeric()) {
+        let fixed = pattern.replace('\\', "/");
+        return Some(format!(
+            "never matches what it seems to: `\\` escapes the next character in a glob, and \
+             paths use `/` on every system; write `{fixed}`"
+        ));
     }
     None
 }

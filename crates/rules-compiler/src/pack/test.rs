@@ -21,9 +21,7 @@ impl Reader<'_> {
             Some(Value::String(event_name)) => match EventKind::from_name(event_name) {
                 Some(kind) => kind,
                 None => {
-                    let hint = shape::suggestion(event_name, shape::EVENT_NAMES.iter().copied())
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
+                    let hint = shape::did_you_mean(event_name, shape::EVENT_NAMES.iter().copied());
                     self.error(
                         event.span(),
                         format!("test `{name}`: unknown hook event `{event_name}`{hint}"),
@@ -48,32 +46,10 @@ impl Reader<'_> {
             expectation.decision = Some(Decision::from_name(decision));
         }
         if let Some(rules) = expect.get("rules") {
-            let mut ids = Vec::new();
-            for (id, span) in strings(rules) {
-                match id.split_once('/') {
-                    Some((pack, rule)) if is_pack_name(pack) && is_rule_id(rule) => {
-                        ids.push(id.to_owned());
-                    }
-                    _ => self.error(
-                        span,
-                        format!("test `{name}`: `{id}` is not a full rule id `pack/rule`"),
-                    ),
-                }
-            }
-            expectation.rules = Some(ids);
+            expectation.rules = Some(self.full_ids(name, rules));
         }
         if let Some(rules) = expect.get("not_rules") {
-            for (id, span) in strings(rules) {
-                match id.split_once('/') {
-                    Some((pack, rule)) if is_pack_name(pack) && is_rule_id(rule) => {
-                        expectation.not_rules.push(id.to_owned());
-                    }
-                    _ => self.error(
-                        span,
-                        format!("test `{name}`: `{id}` is not a full rule id `pack/rule`"),
-                    ),
-                }
-            }
+            expectation.not_rules = self.full_ids(name, rules);
         }
         let list = |key| {
             expect.get(key).map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())
@@ -111,6 +87,23 @@ impl Reader<'_> {
         })
     }
 
+    /// The full rule ids `value` lists; an error at each that is not `pack/rule`.
+    fn full_ids(&mut self, name: &str, value: &Item<'_>) -> Vec<String> {
+        let mut ids = Vec::new();
+        for (id, span) in strings(value) {
+            match id.split_once('/') {
+                Some((pack, rule)) if is_pack_name(pack) && is_rule_id(rule) => {
+                    ids.push(id.to_owned());
+                }
+                _ => self.error(
+                    span,
+                    format!("test `{name}`: `{id}` is not a full rule id `pack/rule`"),
+                ),
+            }
+        }
+        ids
+    }
+
     /// Warns about keys of a test's `event` that Claude Code never sends for `kind` (a test that
     /// passes on a payload the hooks never see proves nothing), and about a tool call missing the
     /// argument Claude Code always gives that tool.
@@ -120,23 +113,31 @@ impl Reader<'_> {
             if hook_model::input_fields(kind).any(|k| k == key.get_ref()) {
                 continue;
             }
-            let hint = shape::suggestion(key.get_ref(), known)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            self.warning(
-                key.span(),
-                format!("test `{name}`: `{}` is no field of a {kind} payload{hint}", key.get_ref()),
-            );
+            let hint = shape::did_you_mean(key.get_ref(), known);
+            let key_name = key.get_ref();
+            let message = if hint.is_empty() {
+                format!(
+                    "test `{name}`: hookpack knows no `{key_name}` field in a {kind} payload (the \
+                     hooks read it only through `field`)"
+                )
+            } else {
+                format!("test `{name}`: `{key_name}` is no field of a {kind} payload{hint}")
+            };
+            self.warning(key.span(), message);
         }
         let tool = fields.get("tool_name").and_then(|t| t.get_ref().as_str());
         let input = fields.get("tool_input");
         let (Some(tool), Some(input)) = (tool, input) else { return };
         let DeValue::Table(arguments) = input.get_ref() else { return };
+        // What Claude Code always gives the tool (Glob's and Grep's `path`, Monitor's
+        // `command` are optional).
         let needed = match tool {
-            "Read" | "Write" | "Edit" | "MultiEdit" => "file_path",
-            "NotebookEdit" => "notebook_path",
-            "Bash" | "PowerShell" | "Monitor" => "command",
-            _ => return,
+            "Bash" | "PowerShell" => "command",
+            "Glob" | "Grep" => return,
+            tool => match hook_model::path_argument(tool) {
+                Some(argument) => argument,
+                None => return,
+            },
         };
         if arguments.get(needed).is_none() {
             let hint = arguments

@@ -26,9 +26,7 @@ pub(super) fn env_config(env: &[(String, String)], diags: &mut Diagnostics) -> t
         let path: Vec<String> = key.to_ascii_lowercase().split("__").map(str::to_owned).collect();
         let Some(shape) = setting(&shape::CONFIG_FILE, &path) else {
             let names = env_names(&shape::CONFIG_FILE, EnvVars::CONFIG_PREFIX);
-            let hint = shape::suggestion(name, names.iter().map(String::as_str))
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
+            let hint = shape::did_you_mean(name, names.iter().map(String::as_str));
             diags.warning_without_place(format!(
                 "environment: `{name}` is not a hookpack setting and is ignored{hint}"
             ));

@@ -398,9 +398,7 @@ pub fn load(layout: &Layout, env: &[(String, String)]) -> Loaded {
             }
             None => {
                 let known: Vec<&str> = builtin::PACKS.iter().map(|(n, _)| *n).collect();
-                let hint = shape::suggestion(name, known.iter().copied())
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
+                let hint = shape::did_you_mean(name, known.iter().copied());
                 loaded.diagnostics.error_without_place(format!(
                     "config: no builtin pack `{name}` (there are: {}){hint}",
                     if known.is_empty() { "none".to_owned() } else { known.join(", ") }
@@ -549,9 +547,7 @@ fn merge(loaded: &mut Loaded) {
         if !here || order.iter().any(|id| disables(pattern, id)) {
             continue;
         }
-        let hint = crate::shape::suggestion(pattern, order.iter().map(String::as_str))
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
+        let hint = crate::shape::did_you_mean(pattern, order.iter().map(String::as_str));
         let message = format!(
             "`disable = [\"{pattern}\"]` turns off no rule: no pack has one of that id{hint} (if \
              it is meant for another project, put it in that project's config)"
@@ -564,7 +560,8 @@ fn merge(loaded: &mut Loaded) {
     }
 }
 
-/// An info line at each rule that replaces another scope's rule of the same id, naming both.
+/// An info line at each rule that replaces another scope's rule of the same id, naming both; a
+/// warning where the two are of one scope (two packs of one name).
 fn note_replacements(loaded: &mut Loaded) {
     let mut notes = Vec::new();
     for (p, (scope, pack)) in loaded.packs.iter().enumerate() {
@@ -578,18 +575,29 @@ fn note_replacements(loaded: &mut Loaded) {
             else {
                 continue;
             };
-            let winner = &loaded.packs[wp].1;
+            let (winner_scope, winner) = &loaded.packs[wp];
             let (line, column) = pack.source.line_col(rule.span.start);
-            let message = format!(
-                "rule `{id}` replaces the {} rule of that id at {}:{line}:{column}",
-                scope.as_str(),
-                pack.source.path().display(),
-            );
-            notes.push((winner.source.clone(), winner.rules[wr].span.clone(), message));
+            let place = format!("{}:{line}:{column}", pack.source.path().display());
+            // Within one scope, two packs of one name: one rule silently hides the other.
+            let same_scope = winner_scope == scope;
+            let message = if same_scope {
+                format!(
+                    "rule `{id}` is also defined at {place}, in another pack named `{}` of the \
+                     same scope: this one, read later, hides it (rename one of the packs)",
+                    pack.name
+                )
+            } else {
+                format!("rule `{id}` replaces the {} rule of that id at {place}", scope.as_str())
+            };
+            notes.push((winner.source.clone(), winner.rules[wr].span.clone(), message, same_scope));
         }
     }
-    for (source, span, message) in notes {
-        loaded.diagnostics.info(&source, span, message);
+    for (source, span, message, same_scope) in notes {
+        if same_scope {
+            loaded.diagnostics.warning(&source, span, message);
+        } else {
+            loaded.diagnostics.info(&source, span, message);
+        }
     }
 }
 
@@ -695,8 +703,11 @@ fn check_unset_state(loaded: &mut Loaded, layout: &Layout) {
                 // A value close to one that is set is a typo of it.
                 let hint = dead
                     .iter()
-                    .find_map(|v| shape::suggestion(v, known?.iter().map(String::as_str)))
-                    .map(|s| format!("; did you mean `{s}`?"))
+                    .map(|v| {
+                        let set = known.into_iter().flatten().map(String::as_str);
+                        shape::did_you_mean(v, set)
+                    })
+                    .find(|hint| !hint.is_empty())
                     .unwrap_or_default();
                 found.push((
                     pack.source.clone(),

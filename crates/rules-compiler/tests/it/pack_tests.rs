@@ -23,6 +23,12 @@ fn the_valid_pack_passes_its_tests() {
     for outcome in outcomes {
         assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
     }
+    let text = std::fs::read_to_string(dir.join("live.toml")).unwrap();
+    let source = Arc::new(SourceFile::new("live.toml", text));
+    let pack = parse_pack(&source, &dir).0.unwrap();
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
 }
 
 #[test]
@@ -75,7 +81,7 @@ expect = { not_rules = ["g/force-push"] }
     // does (`-`), so the rule fires; the test says none and fails with the reason.
     assert_eq!(outcomes[1].failures[0], "expected decision none, got ask");
     // `not_rules` names the rules that fired of those it lists.
-    assert_eq!(outcomes[2].failures[0], "expected [g/force-push] not to fire, and they did");
+    assert_eq!(outcomes[2].failures[0], "expected `g/force-push` not to fire, and it did");
     assert!(outcomes[3].passed(), "{:?}", outcomes[3].failures);
 }
 

@@ -312,3 +312,28 @@ fn replacing_a_builtin_rule_is_an_info_line_with_both_places() {
     );
     assert_eq!(info.lines().count(), 1, "{info}");
 }
+
+/// Two packs of one name in one scope: a rule of the one read later hides the other's of the
+/// same id, silently at run time, so lint warns (not an info line).
+#[test]
+fn two_packs_of_one_name_in_one_scope_are_warned_about() {
+    let dir = folder(
+        "same-scope",
+        &[
+            ("project/.claude/hookpack/hookpack.toml", "builtin = []\n"),
+            ("project/.claude/hookpack/packs/a.toml", &rule("style", "tone", "from a")),
+            ("project/.claude/hookpack/packs/b.toml", &rule("style", "tone", "from b")),
+        ],
+    );
+    let loaded = load(&layout(&dir), &[]);
+    assert_eq!(loaded.diagnostics.warning_count(), 1, "{}", loaded.diagnostics.render());
+    let said = loaded.diagnostics.render();
+    assert!(
+        said.contains("packs/b.toml:5:6: warning: rule `style/tone` is also defined at"),
+        "{said}"
+    );
+    assert!(
+        said.contains("packs/a.toml:5:6, in another pack named `style` of the same scope"),
+        "{said}"
+    );
+}
