@@ -179,67 +179,7 @@ enum ImportKind {
 enum NewCommand {
     /// A rule: `hookpack new rule project/no-force-push --on PreToolUse --tool Bash --program
     /// git --subcommand push --flag --force --deny "…"`.
-    #[command(group(clap::ArgGroup::new("action").required(true)
-        .args(["context", "deny", "ask", "block", "message"])))]
-    Rule {
-        /// The rule's full id: PACK/RULE.
-        #[arg(value_name = "PACK/RULE")]
-        id: String,
-        /// The event it answers: `PreToolUse`, `UserPromptSubmit`, `Stop`, …
-        #[arg(long, value_name = "EVENT")]
-        on: String,
-        /// The tools it applies to (`Bash`, `Write|Edit`).
-        #[arg(long, value_name = "TOOLS")]
-        tool: Option<String>,
-        /// A keyword of the text (repeat for more: any of them).
-        #[arg(long = "keyword", value_name = "WORD")]
-        keywords: Vec<String>,
-        /// A glob over the file path (repeat for more).
-        #[arg(long = "path", value_name = "GLOB")]
-        paths: Vec<String>,
-        /// A regex over the text (repeat for more).
-        #[arg(long = "regex", value_name = "REGEX", allow_hyphen_values = true)]
-        regex: Vec<String>,
-        /// The program a command runs (`git`): a `command` condition.
-        #[arg(long, value_name = "NAME")]
-        program: Option<String>,
-        /// Its subcommand (`push`, `stash drop`).
-        #[arg(long, value_name = "WORDS", requires = "program")]
-        subcommand: Option<String>,
-        /// A flag it must be given (`--force`, `-r|--recursive`; repeat for more).
-        #[arg(
-            long = "flag",
-            value_name = "FLAG",
-            allow_hyphen_values = true,
-            requires = "program"
-        )]
-        flags: Vec<String>,
-        /// Text for the model.
-        #[arg(long, value_name = "TEXT")]
-        context: Option<String>,
-        /// Deny the tool call, with this reason (what to do instead).
-        #[arg(long, value_name = "REASON")]
-        deny: Option<String>,
-        /// Ask the user, with this reason.
-        #[arg(long, value_name = "REASON")]
-        ask: Option<String>,
-        /// Block (a prompt, a stop, …), with this reason.
-        #[arg(long, value_name = "REASON")]
-        block: Option<String>,
-        /// A message shown to the user.
-        #[arg(long, value_name = "TEXT")]
-        message: Option<String>,
-        /// A prompt, command or path the rule must fire on (repeat for more; default: made from
-        /// the conditions).
-        #[arg(long, value_name = "CASE", allow_hyphen_values = true)]
-        fires_on: Vec<String>,
-        /// One it must not fire on (repeat for more; default: an everyday case).
-        #[arg(long, value_name = "CASE", allow_hyphen_values = true)]
-        not_on: Vec<String>,
-        /// Print the draft; write nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
+    Rule(Box<new_rule::Draft>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -335,7 +275,10 @@ fn main() -> ExitCode {
             };
             explain::explain(&layout(), &source)
         }
-        Command::New { what } => new_rule::new_rule(&layout(), &draft(*what)),
+        Command::New { what } => {
+            let NewCommand::Rule(draft) = *what;
+            new_rule::new_rule(&layout(), &draft)
+        }
         Command::Memory { command } => {
             let (words, namespace, limit) = match command {
                 MemoryCommand::List { namespace, limit } => {
@@ -362,52 +305,6 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::from(1)
         }
-    }
-}
-
-/// The rule `hookpack new rule` asks for.
-fn draft(what: NewCommand) -> new_rule::Draft {
-    use new_rule::Action;
-    let NewCommand::Rule {
-        id,
-        on,
-        tool,
-        keywords,
-        paths,
-        regex,
-        program,
-        subcommand,
-        flags,
-        context,
-        deny,
-        ask,
-        block,
-        message,
-        fires_on,
-        not_on,
-        dry_run,
-    } = what;
-    let action = context
-        .map(Action::Context)
-        .or(deny.map(Action::Deny))
-        .or(ask.map(Action::Ask))
-        .or(block.map(Action::Block))
-        .or(message.map(Action::Message))
-        .unwrap_or_default();
-    new_rule::Draft {
-        id,
-        on,
-        tool,
-        keywords,
-        paths,
-        regex,
-        program,
-        subcommand,
-        flags,
-        action,
-        fires_on,
-        not_on,
-        dry_run,
     }
 }
 

@@ -17,37 +17,88 @@ use rules_compiler::{Layout, SourceFile, TEST_CWD, parse_pack, run_tests};
 use crate::commands::installation;
 use crate::import::{toml_list, toml_str};
 
-/// What the command line asks for.
-#[derive(Debug, Default)]
+/// What the command line asks for (`hookpack new rule`'s options).
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("action").required(true)
+    .args(["context", "deny", "ask", "block", "message"])))]
 pub(crate) struct Draft {
-    /// `pack/rule`.
+    /// The rule's full id: PACK/RULE.
+    #[arg(value_name = "PACK/RULE")]
     pub(crate) id: String,
+    /// The event it answers: `PreToolUse`, `UserPromptSubmit`, `Stop`, …
+    #[arg(long, value_name = "EVENT")]
     pub(crate) on: String,
+    /// The tools it applies to (`Bash`, `Write|Edit`).
+    #[arg(long, value_name = "TOOLS")]
     pub(crate) tool: Option<String>,
+    /// A keyword of the text (repeat for more: any of them).
+    #[arg(long = "keyword", value_name = "WORD")]
     pub(crate) keywords: Vec<String>,
+    /// A glob over the file path (repeat for more).
+    #[arg(long = "path", value_name = "GLOB")]
     pub(crate) paths: Vec<String>,
+    /// A regex over the text (repeat for more).
+    #[arg(long = "regex", value_name = "REGEX", allow_hyphen_values = true)]
     pub(crate) regex: Vec<String>,
+    /// The program a command runs (`git`): a `command` condition.
+    #[arg(long, value_name = "NAME")]
     pub(crate) program: Option<String>,
+    /// Its subcommand (`push`, `stash drop`).
+    #[arg(long, value_name = "WORDS", requires = "program")]
     pub(crate) subcommand: Option<String>,
+    /// A flag it must be given (`--force`, `-r|--recursive`; repeat for more).
+    #[arg(long = "flag", value_name = "FLAG", allow_hyphen_values = true, requires = "program")]
     pub(crate) flags: Vec<String>,
-    pub(crate) action: Action,
-    /// What the rule must fire on: a prompt, a command or a path, by the event and tool.
+    /// Text for the model.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) context: Option<String>,
+    /// Deny the tool call, with this reason (what to do instead).
+    #[arg(long, value_name = "REASON")]
+    pub(crate) deny: Option<String>,
+    /// Ask the user, with this reason.
+    #[arg(long, value_name = "REASON")]
+    pub(crate) ask: Option<String>,
+    /// Block (a prompt, a stop, …), with this reason.
+    #[arg(long, value_name = "REASON")]
+    pub(crate) block: Option<String>,
+    /// A message shown to the user.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
+    /// A prompt, command or path the rule must fire on (repeat for more; default: made from
+    /// the conditions).
+    #[arg(long, value_name = "CASE", allow_hyphen_values = true)]
     pub(crate) fires_on: Vec<String>,
-    /// What it must not fire on.
+    /// One it must not fire on (repeat for more; default: an everyday case).
+    #[arg(long, value_name = "CASE", allow_hyphen_values = true)]
     pub(crate) not_on: Vec<String>,
+    /// Print the draft; write nothing.
+    #[arg(long)]
     pub(crate) dry_run: bool,
 }
 
 /// What the rule does.
-#[derive(Debug, Default)]
-pub(crate) enum Action {
-    #[default]
-    None,
-    Context(String),
-    Deny(String),
-    Ask(String),
-    Block(String),
-    Message(String),
+#[derive(Debug)]
+enum Action<'a> {
+    Context(&'a str),
+    Deny(&'a str),
+    Ask(&'a str),
+    Block(&'a str),
+    Message(&'a str),
+}
+
+impl Draft {
+    /// What the rule does: the one of `--context`, `--deny`, `--ask`, `--block` and `--message`
+    /// given (clap requires exactly one).
+    fn action(&self) -> Option<Action<'_>> {
+        let Draft { context, deny, ask, block, message, .. } = self;
+        context
+            .as_deref()
+            .map(Action::Context)
+            .or(deny.as_deref().map(Action::Deny))
+            .or(ask.as_deref().map(Action::Ask))
+            .or(block.as_deref().map(Action::Block))
+            .or(message.as_deref().map(Action::Message))
+    }
 }
 
 /// Where a test's case goes in its payload.
@@ -79,7 +130,7 @@ pub(crate) fn new_rule(layout: &Layout, draft: &Draft) -> anyhow::Result<bool> {
             draft.on
         )
     })?;
-    if matches!(draft.action, Action::None) {
+    if draft.action().is_none() {
         bail!("say what the rule does: --context, --deny, --ask, --block or --message");
     }
     let installation = installation(layout).context("no project and no user folder")?;
@@ -362,8 +413,7 @@ fn sample_name(sample: Sample) -> &'static str {
 /// regex alone).
 fn made_positive(sample: Sample, draft: &Draft) -> Option<String> {
     if let Sample::Path(_) = sample {
-        let glob = draft.paths.iter().find(|g| !g.starts_with('!'))?;
-        return Some(example_path(glob));
+        return draft.paths.iter().find_map(|glob| crate::import::sample_path(glob));
     }
     if let Some(program) = draft.program.as_deref() {
         let mut words = vec![program.replace(['*', '?'], "")];
@@ -384,51 +434,6 @@ fn made_positive(sample: Sample, draft: &Draft) -> Option<String> {
     }
     // No condition on the text: any text will do.
     draft.regex.is_empty().then(|| "an everyday case".to_owned())
-}
-
-/// A path `glob` matches: `**` and `*` filled with names, the first of `{a,b}` alternatives.
-fn example_path(glob: &str) -> String {
-    let mut out = String::new();
-    let mut chars = glob.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            // `**/` matches no folder at all; a last `**`, a file.
-            '*' if chars.peek() == Some(&'*') => {
-                chars.next();
-                if chars.peek() == Some(&'/') {
-                    chars.next();
-                } else {
-                    out.push_str("example");
-                }
-            }
-            '*' => out.push_str("example"),
-            '?' => out.push('x'),
-            '{' => {
-                let mut first = String::new();
-                let mut taking = true;
-                for c in chars.by_ref() {
-                    match c {
-                        '}' => break,
-                        ',' => taking = false,
-                        c if taking => first.push(c),
-                        _ => {}
-                    }
-                }
-                out.push_str(&first);
-            }
-            '[' => {
-                // A class: its first character; for a negated one, a letter outside it.
-                let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
-                let picked = match inner.strip_prefix(['!', '^']) {
-                    Some(excluded) => "xyzqk".chars().find(|c| !excluded.contains(*c)),
-                    None => inner.chars().next(),
-                };
-                out.push(picked.unwrap_or('x'));
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The fields Claude Code always sends with `kind` beyond the common ones and the tool's, as
@@ -504,13 +509,13 @@ fn rule_text(id: &str, kind: EventKind, draft: &Draft) -> String {
         }
         let _ = writeln!(text, "command = {{ {} }}", parts.join(", "));
     }
-    let _ = match &draft.action {
-        Action::None => Ok(()),
-        Action::Context(t) => writeln!(text, "context = {}", toml_str(t)),
-        Action::Deny(r) => writeln!(text, "decision = 'deny'\nreason = {}", toml_str(r)),
-        Action::Ask(r) => writeln!(text, "decision = 'ask'\nreason = {}", toml_str(r)),
-        Action::Block(r) => writeln!(text, "decision = 'block'\nreason = {}", toml_str(r)),
-        Action::Message(m) => writeln!(text, "message = {}", toml_str(m)),
+    let _ = match draft.action() {
+        None => Ok(()),
+        Some(Action::Context(t)) => writeln!(text, "context = {}", toml_str(t)),
+        Some(Action::Deny(r)) => writeln!(text, "decision = 'deny'\nreason = {}", toml_str(r)),
+        Some(Action::Ask(r)) => writeln!(text, "decision = 'ask'\nreason = {}", toml_str(r)),
+        Some(Action::Block(r)) => writeln!(text, "decision = 'block'\nreason = {}", toml_str(r)),
+        Some(Action::Message(m)) => writeln!(text, "message = {}", toml_str(m)),
     };
     text
 }
@@ -518,10 +523,10 @@ fn rule_text(id: &str, kind: EventKind, draft: &Draft) -> String {
 /// What a test of a case the rule fires on expects: exactly `fired` (the rule, and the pack's
 /// other rules that fire on the case too), and the rule's decision.
 fn expect_fired(fired: &[String], draft: &Draft) -> String {
-    let decision = match draft.action {
-        Action::Deny(_) => ", decision = 'deny'",
-        Action::Ask(_) => ", decision = 'ask'",
-        Action::Block(_) => ", decision = 'block'",
+    let decision = match draft.action() {
+        Some(Action::Deny(_)) => ", decision = 'deny'",
+        Some(Action::Ask(_)) => ", decision = 'ask'",
+        Some(Action::Block(_)) => ", decision = 'block'",
         _ => "",
     };
     format!("{{ rules = {}{decision} }}", toml_list(fired))

@@ -8,7 +8,7 @@ use std::path::Path;
 use globset::GlobBuilder;
 
 use super::yaml::{Flavor, Yaml, front_matter};
-use super::{Pack, Translation, rule_id, texts, toml_list, toml_str, unique};
+use super::{Pack, Translation, rule_id, sample_path, texts, toml_list, toml_str, unique};
 
 /// The tools whose file path the imported rules read.
 const TOOLS: &str = "Read|Write|Edit|MultiEdit|NotebookEdit";
@@ -140,40 +140,6 @@ fn draw_test(pack: &mut Pack, out: &mut Translation, id: &str, place: &str, patt
         &format!("{{ rules = [{}] }}", toml_str(&format!("claude-rules/{id}"))),
         "",
     );
-}
-
-/// A path `glob` matches, drawn from it: every wildcard given its simplest text.
-pub(super) fn sample_path(glob: &str) -> Option<String> {
-    if glob.starts_with('!') {
-        return None;
-    }
-    let mut path = String::new();
-    let mut chars = glob.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' if chars.peek() == Some(&'*') => {
-                chars.next();
-                if chars.peek() == Some(&'/') {
-                    chars.next();
-                } else {
-                    path.push('x');
-                }
-            }
-            '*' | '?' => path.push('x'),
-            '{' => {
-                let inner: String = chars.by_ref().take_while(|&c| c != '}').collect();
-                path.push_str(inner.split(',').next().unwrap_or(""));
-            }
-            '[' => {
-                let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
-                path.push(inner.chars().find(|c| *c != '!' && *c != '^').unwrap_or('x'));
-            }
-            '\\' => path.extend(chars.next()),
-            c => path.push(c),
-        }
-    }
-    let matcher = GlobBuilder::new(glob).literal_separator(true).build().ok()?.compile_matcher();
-    (!path.is_empty() && matcher.is_match(&path)).then_some(path)
 }
 
 #[cfg(test)]

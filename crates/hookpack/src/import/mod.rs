@@ -178,6 +178,46 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))
 }
 
+/// A path `glob` matches, drawn from it: every wildcard given its simplest text.
+pub(crate) fn sample_path(glob: &str) -> Option<String> {
+    if glob.starts_with('!') {
+        return None;
+    }
+    let mut path = String::new();
+    let mut chars = glob.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                if chars.peek() == Some(&'/') {
+                    chars.next();
+                } else {
+                    path.push('x');
+                }
+            }
+            '*' | '?' => path.push('x'),
+            '{' => {
+                let inner: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                path.push_str(inner.split(',').next().unwrap_or(""));
+            }
+            '[' => {
+                // A class: its first character; for a negated one, a letter outside it.
+                let inner: String = chars.by_ref().take_while(|&c| c != ']').collect();
+                let picked = match inner.strip_prefix(['!', '^']) {
+                    Some(excluded) => "xyzqk".chars().find(|c| !excluded.contains(*c)),
+                    None => inner.chars().next(),
+                };
+                path.push(picked.unwrap_or('x'));
+            }
+            '\\' => path.extend(chars.next()),
+            c => path.push(c),
+        }
+    }
+    let matcher =
+        globset::GlobBuilder::new(glob).literal_separator(true).build().ok()?.compile_matcher();
+    (!path.is_empty() && matcher.is_match(&path)).then_some(path)
+}
+
 /// The files below `dir` (`depth` folders deep at most: 0 for `dir`'s own) that `keep`
 /// accepts, sorted; and what was passed over: links (never followed: a repository's link may
 /// point at the user's secrets), hidden folders, folders too deep.
