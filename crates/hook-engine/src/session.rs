@@ -149,6 +149,10 @@ pub struct Settings {
     pub budget: [u32; 4],
     /// Sessions older than this many days are removed.
     pub max_age_days: u32,
+    /// At most this many memories are kept, the oldest removed first; 0: no limit.
+    pub memory_max: u32,
+    /// Memories older than this many days are removed; 0: kept however old.
+    pub memory_max_age_days: u32,
     /// Whether some rule reads the context bracket (so the transcript must be read).
     pub needs_bracket: bool,
     /// Whether `UserPromptSubmit` counts prompts (for `every` and the bracket estimate).

@@ -212,6 +212,9 @@ struct HookIo<'p> {
     damaged: Option<String>,
 }
 
+/// The most memories one hook removes past `[memory] max` and `max_age_days`.
+const PRUNED_PER_HOOK: u32 = 64;
+
 impl HookIo<'_> {
     /// Reads session `id`'s record under its lock. A dry run (`hookpack explain`) reads it
     /// without the lock and creates nothing.
@@ -420,8 +423,17 @@ impl CallIo for HookIo<'_> {
             return Ok(());
         }
         let id = self.record.id.clone();
+        let (max, max_age_days) = (self.settings.memory_max, self.settings.memory_max_age_days);
         let Some(store) = self.memories(true)? else { return Ok(()) };
-        match store.remember(&id, captured) {
+        let stored = store.remember(&id, captured).and_then(|new| {
+            // What a new memory puts past `[memory] max` or `max_age_days` goes, a few rows a
+            // hook (`hookpack memory prune` does the rest at once).
+            if new.is_some() && (max > 0 || max_age_days > 0) {
+                store.prune(max, max_age_days, PRUNED_PER_HOOK)?;
+            }
+            Ok(new)
+        });
+        match stored {
             Ok(new) => {
                 if let (Some(new), Some(stored)) = (new, &mut self.record.stored) {
                     stored.push(new);

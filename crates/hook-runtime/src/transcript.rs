@@ -371,6 +371,8 @@ mod tests {
             brackets: [60, 40, 25],
             budget: [2000, 1500, 1000, 500],
             max_age_days: 30,
+            memory_max: 0,
+            memory_max_age_days: 0,
             needs_bracket: true,
             counts_prompts: true,
             counts_compactions: true,

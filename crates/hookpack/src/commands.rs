@@ -425,3 +425,49 @@ pub(crate) fn memory(
         other => anyhow::bail!("unknown `memory` command `{other}`: list, search or forget"),
     }
 }
+
+/// `hookpack memory prune`: removes the memories past `[memory] max` and `max_age_days` (the
+/// config's, or `max` and `max_age_days` given), oldest first; `dry_run` lists them instead.
+pub(crate) fn memory_prune(
+    layout: &Layout,
+    max: Option<u32>,
+    max_age_days: Option<u32>,
+    dry_run: bool,
+) -> anyhow::Result<bool> {
+    use hook_runtime::state::{Store, database_path};
+
+    let installation = installation(layout).context("no project and no user folder")?;
+    let loaded = load(layout, &environment());
+    anyhow::ensure!(
+        !loaded.diagnostics.has_errors(),
+        "the config has errors (`hookpack lint` says which)"
+    );
+    let settings = loaded.config.settings();
+    let max = max.unwrap_or(settings.memory_max);
+    let max_age_days = max_age_days.unwrap_or(settings.memory_max_age_days);
+    let limits = match (max, max_age_days) {
+        (0, 0) => "no limit".to_owned(),
+        (0, days) => format!("memories older than {days} days"),
+        (max, 0) => format!("past the newest {max}"),
+        (max, days) => format!("past the newest {max}, and older than {days} days"),
+    };
+    if !database_path(installation.dir()).is_file() {
+        println!("no memories yet");
+        return Ok(true);
+    }
+    let mut store = Store::open(&installation)?;
+    if dry_run {
+        let ids = store.prunable(max, max_age_days, u32::MAX)?;
+        println!("would remove {} memories ({limits})", ids.len());
+        for id in ids.iter().take(20) {
+            println!("  #{id}");
+        }
+        if ids.len() > 20 {
+            println!("  and {} more", ids.len() - 20);
+        }
+        return Ok(true);
+    }
+    let removed = store.prune(max, max_age_days, u32::MAX)?;
+    println!("removed {removed} memories ({limits})");
+    Ok(true)
+}

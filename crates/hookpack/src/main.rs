@@ -206,6 +206,19 @@ enum MemoryCommand {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
     },
+    /// Remove the memories past `[memory] max` and `max_age_days` at once, oldest first (a hook
+    /// that stores a memory removes a few of them each time).
+    Prune {
+        /// Keep at most this many (default: `[memory] max`; 0: no limit).
+        #[arg(long, value_name = "N")]
+        max: Option<u32>,
+        /// Remove those older than this many days (default: `[memory] max_age_days`; 0: none).
+        #[arg(long, value_name = "DAYS")]
+        max_age_days: Option<u32>,
+        /// Say what would go; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -227,9 +240,21 @@ fn main() -> ExitCode {
     } else {
         commands::Verbosity::Normal
     });
+    match run(cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Runs the command `cli` names: whether it found no problem.
+fn run(cli: Cli) -> anyhow::Result<bool> {
     let Scope { project, user } = &cli.scope;
     let layout = || commands::layout(project.as_deref(), *user);
-    let result = match cli.command {
+    match cli.command {
         Command::Compile { check } => commands::compile(&layout(), check),
         Command::Lint => Ok(commands::lint(&layout())),
         Command::Test => commands::test(&layout()),
@@ -280,30 +305,28 @@ fn main() -> ExitCode {
             new_rule::new_rule(&layout(), &draft)
         }
         Command::Memory { command } => {
-            let (words, namespace, limit) = match command {
+            let memory = |words: Vec<String>, namespace: Option<String>, limit| {
+                commands::memory(&layout(), &words, namespace.as_deref(), limit)
+            };
+            let with = |first: &str, rest: Vec<String>| {
+                std::iter::once(first.to_owned()).chain(rest).collect::<Vec<_>>()
+            };
+            match command {
                 MemoryCommand::List { namespace, limit } => {
-                    (vec!["list".to_owned()], namespace, limit)
+                    memory(vec!["list".to_owned()], namespace, limit)
                 }
                 MemoryCommand::Search { words, limit } => {
-                    (std::iter::once("search".to_owned()).chain(words).collect(), None, limit)
+                    memory(with("search", words), None, limit)
                 }
-                MemoryCommand::Forget { ids } => {
-                    (std::iter::once("forget".to_owned()).chain(ids).collect(), None, None)
+                MemoryCommand::Forget { ids } => memory(with("forget", ids), None, None),
+                MemoryCommand::Prune { max, max_age_days, dry_run } => {
+                    commands::memory_prune(&layout(), max, max_age_days, dry_run)
                 }
-            };
-            commands::memory(&layout(), &words, namespace.as_deref(), limit)
+            }
         }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "hookpack", &mut std::io::stdout());
             Ok(true)
-        }
-    };
-    match result {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(1)
         }
     }
 }

@@ -30,6 +30,10 @@ pub struct ConfigSettings {
     pub budget: [u32; 4],
     /// Sessions older than this many days are removed.
     pub max_age_days: u32,
+    /// At most this many memories are kept; 0: no limit.
+    pub memory_max: u32,
+    /// Memories older than this many days are removed; 0: kept however old.
+    pub memory_max_age_days: u32,
     /// Memory namespaces.
     pub namespaces: Vec<String>,
     /// Marker shorthand → namespace.
@@ -47,12 +51,17 @@ impl Default for ConfigSettings {
             brackets: [60, 40, 25],
             budget: [800, 1500, 2000, 2500],
             max_age_days: 7,
+            memory_max: DEFAULT_MEMORY_MAX,
+            memory_max_age_days: 0,
             namespaces: owned(&DEFAULT_NAMESPACES),
             aliases: DEFAULT_ALIASES.iter().map(|&(a, n)| (a.to_owned(), n.to_owned())).collect(),
             private_tags: owned(&DEFAULT_PRIVATE_TAGS),
         }
     }
 }
+
+/// The most memories kept by default (`[memory] max`).
+pub(crate) const DEFAULT_MEMORY_MAX: u32 = 20_000;
 
 /// What the artifact was compiled from, so that a hook can tell cheaply that it is stale.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -590,6 +599,8 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
         brackets: config.brackets,
         budget: config.budget,
         max_age_days: config.max_age_days,
+        memory_max: config.memory_max,
+        memory_max_age_days: config.memory_max_age_days,
         needs_bracket,
         // The bracket's estimate counts prompts and compactions.
         counts_prompts: needs_bracket || any(&|r| r.when.every.is_some()),

@@ -541,6 +541,16 @@ static MEMORY_CONFIG: Table = Table {
             Shape::StringList,
             "Tags whose content is never stored, default [\"private\"].",
         ),
+        key(
+            "max",
+            Shape::Integer { min: 0, max: 10_000_000 },
+            "At most this many memories are kept; past it, storing one removes the oldest. 0: no limit. Default 20000.",
+        ),
+        key(
+            "max_age_days",
+            Shape::Integer { min: 0, max: 36_500 },
+            "Memories older than this many days are removed as new ones are stored, and by `hookpack memory prune`. 0 (the default): kept however old.",
+        ),
     ],
 };
 

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 12;
+pub const FORMAT_VERSION: u32 = 13;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -290,8 +290,12 @@ pub mod settings {
     pub const ALIASES_L: usize = 14;
     /// `[memory] private_tags`: list of strings.
     pub const PRIVATE_TAGS_L: usize = 16;
+    /// `[memory] max`: the most memories kept; 0 for no limit.
+    pub const MEMORY_MAX: usize = 18;
+    /// `[memory] max_age_days`: days a memory is kept; 0 for ever.
+    pub const MEMORY_MAX_AGE_DAYS: usize = 19;
     /// Words.
-    pub const LEN: usize = 18;
+    pub const LEN: usize = 20;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
     /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).

@@ -612,6 +612,8 @@ impl SettingsRecord {
             w[settings::BUDGET + i] = tokens;
         }
         w[settings::MAX_AGE_DAYS] = s.max_age_days;
+        w[settings::MEMORY_MAX] = s.memory_max;
+        w[settings::MEMORY_MAX_AGE_DAYS] = s.memory_max_age_days;
         w[settings::FLAGS] = [
             (s.needs_bracket, settings::NEEDS_BRACKET),
             (s.counts_prompts, settings::COUNTS_PROMPTS),
@@ -648,6 +650,8 @@ impl SettingsRecord {
                 brackets: std::array::from_fn(|i| w(settings::BRACKETS + i)),
                 budget: std::array::from_fn(|i| w(settings::BUDGET + i)),
                 max_age_days: w(settings::MAX_AGE_DAYS),
+                memory_max: w(settings::MEMORY_MAX),
+                memory_max_age_days: w(settings::MEMORY_MAX_AGE_DAYS),
                 needs_bracket: flags & settings::NEEDS_BRACKET != 0,
                 counts_prompts: flags & settings::COUNTS_PROMPTS != 0,
                 counts_compactions: flags & settings::COUNTS_COMPACTIONS != 0,
@@ -895,6 +899,8 @@ mod tests {
                 brackets: [61, 41, 26],
                 budget: [801, 1501, 2001, 2501],
                 max_age_days: 9,
+                memory_max: 5000,
+                memory_max_age_days: 90,
                 needs_bracket: true,
                 counts_prompts: false,
                 counts_compactions: true,

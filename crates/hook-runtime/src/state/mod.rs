@@ -427,6 +427,67 @@ impl Store {
         Ok(removed)
     }
 
+    /// The memories past the limits, oldest first, at most `at_most` of them: those older than
+    /// `max_age_days` days (0: none is too old) among the `at_most` oldest, then the oldest of
+    /// those past the newest `max` (0: no limit). Ids grow with each memory stored, so the
+    /// oldest come first by id, read through the primary key: a hook pays for at most
+    /// `at_most` rows, however many memories there are.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn prunable(
+        &self,
+        max: u32,
+        max_age_days: u32,
+        at_most: u32,
+    ) -> rusqlite::Result<Vec<i64>> {
+        let mut ids = Vec::new();
+        if max_age_days > 0 {
+            let cutoff = now().saturating_sub(i64::from(max_age_days) * 86_400);
+            let mut oldest =
+                self.conn.prepare("SELECT id, created FROM memories ORDER BY id LIMIT ?1")?;
+            let rows = oldest.query_map([at_most], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            for row in rows {
+                let (id, created): (i64, i64) = row?;
+                if created >= cutoff {
+                    break;
+                }
+                ids.push(id);
+            }
+        }
+        if max > 0 {
+            let count: i64 = self
+                .conn
+                .query_row("SELECT memories FROM term_counts WHERE term = ''", [], |row| row.get(0))
+                .optional()?
+                .unwrap_or(0);
+            let over = count - i64::from(max) - i64::try_from(ids.len()).unwrap_or(i64::MAX);
+            let room = i64::from(at_most) - i64::try_from(ids.len()).unwrap_or(i64::MAX);
+            if over > 0 && room > 0 {
+                let after = ids.last().copied().unwrap_or(i64::MIN);
+                let mut oldest = self
+                    .conn
+                    .prepare("SELECT id FROM memories WHERE id > ?1 ORDER BY id LIMIT ?2")?;
+                let rows = oldest.query_map(params![after, over.min(room)], |row| row.get(0))?;
+                for id in rows {
+                    ids.push(id?);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Removes [`Store::prunable`]'s memories ([`Store::forget`]); how many.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read or written.
+    pub fn prune(&mut self, max: u32, max_age_days: u32, at_most: u32) -> rusqlite::Result<usize> {
+        let ids = self.prunable(max, max_age_days, at_most)?;
+        if ids.is_empty() { Ok(0) } else { self.forget(&ids) }
+    }
+
     /// The most recent failures, newest first: (unix time, session, event, message).
     ///
     /// # Errors
@@ -1266,6 +1327,43 @@ mod tests {
         // A failure logged changes no memory: the index stays current.
         store.record_failure("s", "Stop", "something").unwrap();
         assert!(indexed(&dir, &recall(&["order"])).is_some());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Pruning removes the oldest memories past `max`, and those older than `max_age_days`,
+    /// a bounded number at a time, and the recall index follows.
+    #[test]
+    fn pruning_keeps_the_newest_within_the_limits() {
+        let dir = temp_dir("prune");
+        let mut store = open(&dir).unwrap();
+        store.remember_all("s", &varied(0, 300)).unwrap();
+        let ids = |store: &Store| -> Vec<i64> {
+            let mut ids: Vec<i64> =
+                store.memories(None, 1000).unwrap().iter().map(|m| m.id).collect();
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(store.prunable(0, 0, u32::MAX).unwrap(), Vec::<i64>::new());
+        assert_eq!(store.prunable(300, 0, u32::MAX).unwrap(), Vec::<i64>::new());
+        // Past 250: the 50 oldest, at most 20 at a time.
+        assert_eq!(store.prunable(250, 0, 20).unwrap(), (1..=20).collect::<Vec<_>>());
+        assert_eq!(store.prune(250, 0, 20).unwrap(), 20);
+        assert_eq!(store.prune(250, 0, u32::MAX).unwrap(), 30);
+        assert_eq!(ids(&store), (51..=300).collect::<Vec<_>>());
+        for query in queries() {
+            let found = indexed(&dir, &query).expect("pruning updates the index");
+            assert_eq!(found, store.search(&query).unwrap(), "{:?} after pruning", query.terms);
+        }
+        // By age: the 10 oldest made two days old, a limit of one day.
+        let old = now() - 2 * 86_400;
+        store.conn.execute("UPDATE memories SET created = ?1 WHERE id <= 60", [old]).unwrap();
+        assert_eq!(store.prunable(0, 3, u32::MAX).unwrap(), Vec::<i64>::new());
+        assert_eq!(store.prunable(0, 1, u32::MAX).unwrap(), (51..=60).collect::<Vec<_>>());
+        // Both limits: the old ones, then the oldest past the newest 200.
+        let both = store.prunable(200, 1, u32::MAX).unwrap();
+        assert_eq!(both, (51..=100).collect::<Vec<_>>());
+        assert_eq!(store.prune(200, 1, u32::MAX).unwrap(), 50);
+        assert_eq!(ids(&store), (101..=300).collect::<Vec<_>>());
         std::fs::remove_dir_all(dir).unwrap();
     }
 

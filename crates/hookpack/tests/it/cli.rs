@@ -863,6 +863,7 @@ fn every_command_has_help_and_usage_errors_exit_2() {
         "memory list",
         "memory search",
         "memory forget",
+        "memory prune",
         "new",
         "new rule",
         "completions",
@@ -1137,4 +1138,33 @@ fn refusals_write_nothing(dir: &std::path::Path, pack: &std::path::Path, written
         std::fs::read_to_string(dir.join(".claude/hookpack/packs/team.toml")).unwrap(),
         team
     );
+}
+
+/// `[memory] max`: a hook that stores a memory past it removes the oldest; `memory prune` does
+/// the same at once, with the config's limits or its own, and `--dry-run` says what would go.
+#[test]
+fn memories_are_kept_within_the_configured_limits() {
+    let config = "builtin = [\"memory\"]\n\n[memory]\nmax = 3\n";
+    let dir = project("memory-limits", &[(".claude/hookpack/hookpack.toml", config)]);
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    for i in 1..=5 {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+            "transcript_path": "/t", "cwd": "/p", "prompt": format!("[decision] fact number {i}")});
+        let (status, _, stderr) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    }
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    let ids: Vec<&str> = listed.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(ids, ["#5", "#4", "#3"], "{listed}");
+
+    let out = hookpack(&dir, &["memory", "prune", "--max", "1", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "would remove 2 memories (past the newest 1)\n  #3\n  #4\n");
+    let out = hookpack(&dir, &["memory", "prune"]);
+    assert_eq!(text(&out.stdout), "removed 0 memories (past the newest 3)\n");
+    let out = hookpack(&dir, &["memory", "prune", "--max", "1"]);
+    assert_eq!(text(&out.stdout), "removed 2 memories (past the newest 1)\n");
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert!(listed.starts_with("#5 ") && listed.lines().count() == 1, "{listed}");
+    assert_eq!(hookpack(&dir, &["memory", "prune", "--max", "x"]).status.code(), Some(2));
 }

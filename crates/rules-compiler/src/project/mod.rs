@@ -165,6 +165,10 @@ pub struct MemoryConfig {
     pub aliases: BTreeMap<String, String>,
     /// Private tags.
     pub private_tags: Vec<String>,
+    /// The most memories kept (0: no limit).
+    pub max: Option<u32>,
+    /// Days a memory is kept (0: for ever).
+    pub max_age_days: Option<u32>,
 }
 
 impl Config {
@@ -185,6 +189,8 @@ impl Config {
                 self.budget.critical.unwrap_or(d.budget[3]),
             ],
             max_age_days: self.state.max_age_days.unwrap_or(d.max_age_days),
+            memory_max: self.memory.max.unwrap_or(d.memory_max),
+            memory_max_age_days: self.memory.max_age_days.unwrap_or(d.memory_max_age_days),
             namespaces: self.settings_namespaces(),
             aliases: self.aliases(),
             private_tags: if self.memory.private_tags.is_empty() {
