@@ -451,7 +451,7 @@ fn summary(wanted: &[Wanted]) -> String {
 }
 
 /// The unified diff from `before` to `after` (`None`: no file), or a line saying there is none.
-fn diff(path: &Path, before: Option<&str>, after: Option<&str>) -> String {
+pub(crate) fn diff(path: &Path, before: Option<&str>, after: Option<&str>) -> String {
     if before == after {
         return format!("{}: nothing to change\n", path.display());
     }

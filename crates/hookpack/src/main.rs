@@ -8,6 +8,7 @@
 mod commands;
 mod doctor;
 mod explain;
+mod export;
 mod import;
 mod init;
 mod install;
@@ -206,6 +207,17 @@ enum MemoryCommand {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
     },
+    /// Write the conventions kept in memory where Claude Code reads them: CLAUDE.md between
+    /// `<!-- hookpack:start -->` and `<!-- hookpack:end -->` (broken markers repaired, nothing
+    /// outside them touched), and those naming a folder in .claude/rules/hookpack-<folder>.md.
+    Export {
+        /// The namespaces exported (repeat for more; default: patterns).
+        #[arg(long = "namespace", value_name = "NS")]
+        namespaces: Vec<String>,
+        /// Print the diff; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Remove the memories past `[memory] max` and `max_age_days` at once, oldest first (a hook
     /// that stores a memory removes a few of them each time).
     Prune {
@@ -319,6 +331,14 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                     memory(with("search", words), None, limit)
                 }
                 MemoryCommand::Forget { ids } => memory(with("forget", ids), None, None),
+                MemoryCommand::Export { namespaces, dry_run } => {
+                    let namespaces = if namespaces.is_empty() {
+                        export::DEFAULT_NAMESPACES.map(str::to_owned).to_vec()
+                    } else {
+                        namespaces
+                    };
+                    export::export(&layout(), &namespaces, dry_run)
+                }
                 MemoryCommand::Prune { max, max_age_days, dry_run } => {
                     commands::memory_prune(&layout(), max, max_age_days, dry_run)
                 }

@@ -864,6 +864,7 @@ fn every_command_has_help_and_usage_errors_exit_2() {
         "memory search",
         "memory forget",
         "memory prune",
+        "memory export",
         "new",
         "new rule",
         "completions",
@@ -1167,4 +1168,85 @@ fn memories_are_kept_within_the_configured_limits() {
     let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
     assert!(listed.starts_with("#5 ") && listed.lines().count() == 1, "{listed}");
     assert_eq!(hookpack(&dir, &["memory", "prune", "--max", "x"]).status.code(), Some(2));
+}
+
+/// A convention said in a prompt is kept (the builtin `memory` pack), and `memory export` puts
+/// it between hookpack's markers in CLAUDE.md (the rest of the file untouched), one naming a
+/// folder in `.claude/rules/`; run twice, nothing changes; a link at CLAUDE.md is not written
+/// through.
+#[test]
+fn conventions_said_in_prompts_are_exported_to_claude_md() {
+    let dir = project(
+        "memory-export",
+        &[
+            (".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n"),
+            ("CLAUDE.md", "# Acme\n\nRead docs/ first.\n"),
+            ("src/api/handlers.ts", ""),
+        ],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    for said in [
+        "Always use pnpm, never npm, in this repository.",
+        "Never use var in src/api handlers.",
+        "fix the login bug",
+    ] {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+            "transcript_path": "/t", "cwd": "/p", "prompt": said});
+        let (status, _, stderr) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    }
+    let out = hookpack(&dir, &["memory", "export", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let diff = text(&out.stdout);
+    assert!(diff.contains("+- Always use pnpm, never npm, in this repository."), "{diff}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("CLAUDE.md")).unwrap(),
+        "# Acme\n\nRead docs/ first.\n"
+    );
+
+    let out = hookpack(&dir, &["memory", "export"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "1 conventions in CLAUDE.md, 1 folders in .claude/rules/: changed 2 files\n"
+    );
+    let claude = std::fs::read_to_string(dir.join("CLAUDE.md")).unwrap();
+    assert_eq!(
+        claude,
+        "# Acme\n\nRead docs/ first.\n\n<!-- hookpack:start -->\n\n## Conventions (kept by hookpack)\n\n- Always use pnpm, never npm, in this repository.\n<!-- hookpack:end -->\n"
+    );
+    let rule = std::fs::read_to_string(dir.join(".claude/rules/hookpack-src-api.md")).unwrap();
+    assert!(rule.starts_with("---\npaths:\n  - \"src/api/**\"\n---\n"), "{rule}");
+    assert!(rule.contains("- Never use var in src/api handlers."), "{rule}");
+    let out = hookpack(&dir, &["memory", "export"]);
+    assert_eq!(
+        text(&out.stdout),
+        "1 conventions in CLAUDE.md, 1 folders in .claude/rules/: changed 0 files\n"
+    );
+
+    // Forgotten, the folder's file goes; the user's own rule files stay.
+    std::fs::write(dir.join(".claude/rules/hookpack-mine.md"), "my own\n").unwrap();
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    let id = listed
+        .lines()
+        .find(|l| l.contains("Never use var"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(hookpack(&dir, &["memory", "forget", &id]).status.code(), Some(0));
+    assert_eq!(hookpack(&dir, &["memory", "export"]).status.code(), Some(0));
+    assert!(!dir.join(".claude/rules/hookpack-src-api.md").exists());
+    assert!(dir.join(".claude/rules/hookpack-mine.md").exists());
+
+    // A link at CLAUDE.md: refused, its target untouched.
+    let secret = dir.join("secret.txt");
+    std::fs::write(&secret, "keep\n").unwrap();
+    std::fs::remove_file(dir.join("CLAUDE.md")).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("CLAUDE.md")).unwrap();
+    let out = hookpack(&dir, &["memory", "export"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is not a regular file"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "keep\n");
 }
