@@ -167,6 +167,7 @@ fn flagged(engine: &Engine<'_>, project: &Path, command: &str) -> anyhow::Result
         project_root: Some(project),
         state: SessionState::default(),
         bracket: Bracket::Fresh,
+        branch: None,
     };
     let evaluation =
         engine.evaluate(&facts, Mode::Answer).map_err(|e| anyhow::anyhow!("{command}: {e}"))?;

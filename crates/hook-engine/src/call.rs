@@ -108,8 +108,8 @@ pub fn memory_key(id: i64) -> String {
 /// How a memory's entry in the `once` ledger begins.
 const MEMORY_KEY: &str = "memory#";
 
-/// Answers one event: `input` (typed from `payload`), for a project rooted at `project_root`,
-/// with `io`.
+/// Answers one event: `input` (typed from `payload`), for a project rooted at `project_root`
+/// whose current git branch is `branch` (read when [`Settings::reads_branch`]), with `io`.
 ///
 /// # Errors
 ///
@@ -119,10 +119,11 @@ pub fn call(
     input: &HookInput,
     payload: &Value,
     project_root: Option<&Path>,
+    branch: Option<&str>,
     mode: Mode,
     io: &mut dyn CallIo,
 ) -> Result<Call, ArtifactError> {
-    Plan::new(engine, input, payload, project_root, mode)?.run(io)
+    Plan::new(engine, input, payload, project_root, branch, mode)?.run(io)
 }
 
 /// A call's first step, before anything is read from outside: the event's texts scanned, and
@@ -163,6 +164,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         input: &'p HookInput,
         payload: &'p Value,
         project_root: Option<&'p Path>,
+        branch: Option<&'p str>,
         mode: Mode,
     ) -> Result<Self, ArtifactError> {
         let settings = engine.settings();
@@ -173,6 +175,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
             project_root,
             state: SessionState::default(),
             bracket: Bracket::default(),
+            branch,
         };
         let keeps_books = match kind {
             EventKind::UserPromptSubmit => settings.counts_prompts,

@@ -163,6 +163,8 @@ pub struct Settings {
     pub state_events: EventSet,
     /// Whether `PreCompact` writes a handoff (some rule recalls it).
     pub writes_handoff: bool,
+    /// Whether some rule reads the current git branch, so a hook reads `.git/HEAD`.
+    pub reads_branch: bool,
 }
 
 impl Settings {

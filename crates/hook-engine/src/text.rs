@@ -84,6 +84,38 @@ fn tool_text<'p>(tool: Option<&str>, payload: &'p Value) -> Vec<Cow<'p, str>> {
     text.into_iter().collect()
 }
 
+/// Whether `text` matches the wildcard `pattern`: `*` any run of characters (`/` included), `?`
+/// one character, anything else itself. Linear in practice (one backtrack point, the last
+/// `*`), at most `pattern.len() × text.len()` steps.
+pub fn wildcard(pattern: &str, text: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let text: Vec<char> = text.chars().collect();
+    let (mut at_pattern, mut at_text) = (0, 0);
+    // Where the last `*` is, and where in the text it now ends.
+    let mut star: Option<(usize, usize)> = None;
+    while at_text < text.len() {
+        match pattern.get(at_pattern) {
+            Some('*') => {
+                star = Some((at_pattern, at_text));
+                at_pattern += 1;
+            }
+            Some(&wanted) if wanted == '?' || wanted == text[at_text] => {
+                at_pattern += 1;
+                at_text += 1;
+            }
+            _ => match star {
+                Some((star_at, ends)) => {
+                    star = Some((star_at, ends + 1));
+                    at_pattern = star_at + 1;
+                    at_text = ends + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[at_pattern..].iter().all(|&c| c == '*')
+}
+
 /// The value at dotted `path` in `payload` (`tool_input.command`); array elements by index
 /// (`tool_input.edits.0.new_string`).
 pub fn lookup<'a>(payload: &'a Value, path: &str) -> Option<&'a Value> {
@@ -108,6 +140,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn wildcards() {
+        for (pattern, text) in [
+            ("main", "main"),
+            ("feature/*", "feature/42-login"),
+            ("feature/*", "feature/a/b"),
+            ("*", ""),
+            ("*-*", "ABC-7"),
+            ("release-?.?", "release-1.2"),
+            ("**", "x"),
+        ] {
+            assert!(wildcard(pattern, text), "{pattern} {text}");
+        }
+        for (pattern, text) in
+            [("main", "mainline"), ("feature/*", "feat/x"), ("?", ""), ("a*b", "ac"), ("", "a")]
+        {
+            assert!(!wildcard(pattern, text), "{pattern} {text}");
+        }
+    }
 
     #[test]
     fn default_texts() {

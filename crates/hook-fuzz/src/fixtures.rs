@@ -117,6 +117,7 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
                 project_root: Some(Path::new("/project")),
                 state,
                 bracket,
+                branch: None,
             };
             let Ok(scan) = engine.scan(&facts, mode) else { continue };
             let _ = engine.state_rules_apply(&scan, &facts);

@@ -24,6 +24,7 @@ pub mod confined;
 mod env;
 mod exit;
 mod failure;
+pub mod git;
 mod notice;
 mod project;
 mod respond;

@@ -150,7 +150,13 @@ fn evaluate(
         Installation::Project { root, .. } => Some(root.as_path()),
         Installation::User { .. } => env.project_dir.as_deref(),
     };
-    let plan = Plan::new(engine, input, payload, project_root, Mode::Answer)?;
+    // `.git/HEAD`, read only for rules that ask.
+    let branch = engine
+        .settings()
+        .reads_branch
+        .then(|| project_root.and_then(crate::git::current_branch))
+        .flatten();
+    let plan = Plan::new(engine, input, payload, project_root, branch.as_deref(), Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
     let id = input.common.session_id.as_str();
     let mut io = HookIo {

@@ -148,8 +148,16 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
         problems: Vec::new(),
     };
     let project_root = layout.project.as_deref();
-    let call =
-        hook_engine::call::call(&engine, &input, &payload, project_root, Mode::Explain, &mut io)?;
+    let branch = project_root.and_then(hook_runtime::git::current_branch);
+    let call = hook_engine::call::call(
+        &engine,
+        &input,
+        &payload,
+        project_root,
+        branch.as_deref().filter(|_| settings.reads_branch),
+        Mode::Explain,
+        &mut io,
+    )?;
 
     println!("event: {kind}");
     if !filled.is_empty() {
@@ -158,21 +166,8 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
     if let Some(err) = &io.unreadable {
         println!("memories: unreadable ({err}); none recalled");
     }
-    if call.opened {
-        println!("state: {}", call.state);
-    } else if settings.opens_state(kind) {
-        println!("state: not opened (no rule that uses it applies to this call)");
-    } else {
-        println!("state: not opened (no rule of this event uses it)");
-    }
-    // The bracket as the hook would find it, shown even where the hook does not read it.
     let reading = io.reading.take().unwrap_or_else(|| io.read(&call.state));
-    println!("bracket: {reading}");
-    if !settings.needs_bracket {
-        println!(
-            "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
-        );
-    }
+    print_session(&call, &settings, kind, &reading, branch.as_deref());
     print_commands(kind, &payload);
     print_evaluation(&call);
     print_not_in_force(layout, kind);
@@ -206,6 +201,36 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
     }
     println!("exit code: {}", status.code());
     Ok(true)
+}
+
+/// The session the rules saw: the state, the bracket (as the hook would find it, shown even
+/// where the hook does not read it) and the branch.
+fn print_session(
+    call: &Call,
+    settings: &Settings,
+    kind: EventKind,
+    reading: &Reading,
+    branch: Option<&str>,
+) {
+    if call.opened {
+        println!("state: {}", call.state);
+    } else if settings.opens_state(kind) {
+        println!("state: not opened (no rule that uses it applies to this call)");
+    } else {
+        println!("state: not opened (no rule of this event uses it)");
+    }
+    println!("bracket: {reading}");
+    if settings.reads_branch {
+        match branch {
+            Some(branch) => println!("branch: `{branch}`"),
+            None => println!("branch: none (no git repository, or no branch checked out)"),
+        }
+    }
+    if !settings.needs_bracket {
+        println!(
+            "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
+        );
+    }
 }
 
 /// The commands a shell tool's command line runs, as the guards read them.

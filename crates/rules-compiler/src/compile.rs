@@ -339,6 +339,7 @@ impl<'r> Emitter<'r> {
         }
         rec.fields = w.list(&field_words);
         rec.agent = w.str_list(&c.agent);
+        rec.branch = w.str_list(&c.branch);
         rec.workflow = w.str_list(&c.workflow);
         rec.task = w.str_list(&c.task);
         rec.flags = w.str_list(&c.flags);
@@ -609,6 +610,7 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
             || any(&|r| r.then.once == Some(Once::Compaction))
             || any(&|r| recalls(r, false)),
         writes_handoff: any(&|r| recalls(r, true)),
+        reads_branch: any(&|r| !r.when.branch.is_empty()),
         state_events: EventSet::default(),
     };
     hooks.state_events = state_events(rules, &hooks);

@@ -110,6 +110,8 @@ pub struct Conditions {
     pub every: Option<u32>,
     /// `permission_mode`: one of these.
     pub permission_mode: Vec<String>,
+    /// `branch`: globs over the project's current git branch (`!` in front: excluded).
+    pub branch: Vec<String>,
     /// A condition no input can satisfy (an empty `keywords`, `every = 0`, …), reported as a
     /// warning; the rule is left out of the artifact.
     pub never: bool,
@@ -243,6 +245,8 @@ pub struct Given {
     pub injected: Vec<String>,
     /// Memories already stored, oldest first: (namespace, text).
     pub memories: Vec<(String, String)>,
+    /// The project's current git branch; none: no branch checked out.
+    pub branch: Option<String>,
 }
 
 /// What a test expects.

@@ -255,6 +255,11 @@ pub(crate) static RULE: Table = Table {
         ),
         key("bracket", Shape::Enums(BRACKETS), "Context brackets in which the rule applies."),
         key("agent", Shape::Strings, "The session's active agent is one of these."),
+        key(
+            "branch",
+            Shape::Strings,
+            "The project's current git branch matches one of these globs (`*` any text, `/` included; `?` one character); `!glob` excludes. No branch checked out (a detached HEAD): no match.",
+        ),
         key("workflow", Shape::Strings, "The session's active workflow is one of these."),
         key("task", Shape::Strings, "The session's active task is one of these."),
         key("flags", Shape::Strings, "Session flags that must be set."),
@@ -420,6 +425,11 @@ static GIVEN: Table = Table {
             "Compactions so far (a PreCompact or SessionStart `compact` test adds one).",
         ),
         key("bracket", Shape::Enum(BRACKETS), "The context bracket; default fresh."),
+        key(
+            "branch",
+            Shape::String,
+            "The project's current git branch; default: none checked out.",
+        ),
         key(
             "injected",
             Shape::StringList,

@@ -194,6 +194,7 @@ fn run_test(
         &input,
         &payload,
         Some(Path::new(&cwd)),
+        given.branch.as_deref(),
         Mode::Explain,
         &mut io,
     )?;

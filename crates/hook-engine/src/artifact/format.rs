@@ -163,8 +163,10 @@ pub mod rule {
     pub const REWRITE_L: usize = 69;
     /// `command`: list of (kind, string) triples, [`super::command`].
     pub const COMMAND_L: usize = 71;
+    /// `branch`: list of strings, globs over the current branch (`!` in front: excluded).
+    pub const BRANCH_L: usize = 73;
     /// Words per rule.
-    pub const LEN: usize = 73;
+    pub const LEN: usize = 75;
 }
 
 /// The entries of [`rule::COMMAND_L`]: `[kind, offset, len]`, a string of the kind's part of a
@@ -304,6 +306,8 @@ pub mod settings {
     pub const COUNTS_COMPACTIONS: u32 = 4;
     /// [`FLAGS`] bit: some rule recalls the handoff, so `PreCompact` writes one.
     pub const WRITES_HANDOFF: u32 = 8;
+    /// [`FLAGS`] bit: some rule reads the current git branch (`branch`).
+    pub const READS_BRANCH: u32 = 16;
 }
 
 /// The keyword section, in words: header, then arrays.

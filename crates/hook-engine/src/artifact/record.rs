@@ -86,6 +86,8 @@ pub struct RuleRecord {
     pub permission_mode: ListRef,
     /// `command`: the patterns, [`super::format::command`].
     pub command: ListRef,
+    /// `branch`: globs over the current branch, strings (`!` in front: excluded).
+    pub branch: ListRef,
     /// `every`.
     pub every: Option<u32>,
     /// `bracket`.
@@ -193,6 +195,7 @@ impl RuleRecord {
             (rule::WATCH_PATHS_L, self.watch_paths),
             (rule::REWRITE_L, self.rewrite),
             (rule::COMMAND_L, self.command),
+            (rule::BRANCH_L, self.branch),
         ] {
             [w[at], w[at + 1]] = [list.offset, list.len];
         }
@@ -445,6 +448,11 @@ impl<'a> RuleView<'a> {
         self.0.list_ref(rule::COMMAND_L)
     }
 
+    /// `branch`: strings.
+    pub fn branch(&self) -> ListRef {
+        self.0.list_ref(rule::BRANCH_L)
+    }
+
     /// `every`.
     pub fn every(&self) -> Option<u32> {
         Some(self.0.get(rule::EVERY)).filter(|&n| n != 0)
@@ -569,6 +577,7 @@ impl<'a> RuleView<'a> {
             not_flags: self.not_flags(),
             permission_mode: self.permission_mode(),
             command: self.command(),
+            branch: self.branch(),
             every: self.every(),
             brackets: self.brackets(),
             set_agent: self.set_agent(),
@@ -619,6 +628,7 @@ impl SettingsRecord {
             (s.counts_prompts, settings::COUNTS_PROMPTS),
             (s.counts_compactions, settings::COUNTS_COMPACTIONS),
             (s.writes_handoff, settings::WRITES_HANDOFF),
+            (s.reads_branch, settings::READS_BRANCH),
         ]
         .into_iter()
         .filter(|&(on, _)| on)
@@ -656,6 +666,7 @@ impl SettingsRecord {
                 counts_prompts: flags & settings::COUNTS_PROMPTS != 0,
                 counts_compactions: flags & settings::COUNTS_COMPACTIONS != 0,
                 writes_handoff: flags & settings::WRITES_HANDOFF != 0,
+                reads_branch: flags & settings::READS_BRANCH != 0,
                 state_events: EventSet::from_bits(events),
             },
             namespaces: words.list_ref(settings::NAMESPACES_L),
@@ -786,6 +797,7 @@ mod tests {
             not_flags: l(),
             permission_mode: l(),
             command: l(),
+            branch: l(),
             every: Some(seed + 2),
             brackets: Brackets::of([Bracket::Moderate, Bracket::Critical]),
             set_agent,
@@ -905,6 +917,7 @@ mod tests {
                 counts_prompts: false,
                 counts_compactions: true,
                 writes_handoff: true,
+                reads_branch: true,
                 state_events: EventSet::of([EventKind::Stop, EventKind::PreCompact]),
             },
             namespaces: ListRef { offset: 3, len: 4 },

@@ -12,7 +12,7 @@ use crate::artifact::{ArtifactError, Effort, KeywordMatches, RuleView, StrRef};
 use crate::memory;
 use crate::rule::{Decision, Once};
 use crate::session::SessionState;
-use crate::text::lookup;
+use crate::text::{lookup, wildcard};
 
 impl<'a> Engine<'a> {
     /// `Ok(Ok(()))` when every condition holds; `Ok(Err((key, detail)))` naming the first
@@ -45,6 +45,28 @@ impl<'a> Engine<'a> {
             && !self.regex(effort, tool_regex, tool)?
         {
             return miss("tool", &|| format!("tool `{tool}` does not match the tool regex"));
+        }
+
+        let branches = self.strings(effort, r.branch())?;
+        if !branches.is_empty() {
+            let branch = facts.branch.unwrap_or("");
+            let (excluded, included): (Vec<&str>, Vec<&str>) =
+                branches.iter().partition(|b| b.starts_with('!'));
+            let shown = || {
+                facts.branch.map_or("none (no branch checked out)".to_owned(), |b| format!("`{b}`"))
+            };
+            if facts.branch.is_none()
+                || (!included.is_empty() && !included.iter().any(|g| wildcard(g, branch)))
+            {
+                return miss("branch", &|| {
+                    format!("the branch is {}, not one of {}", shown(), quoted(&included))
+                });
+            }
+            if let Some(glob) = excluded.iter().find(|g| wildcard(&g[1..], branch)) {
+                return miss("branch", &|| {
+                    format!("the branch is {}, excluded by `{glob}`", shown())
+                });
+            }
         }
 
         let includes = self.matcher_list(effort, r.paths())?;

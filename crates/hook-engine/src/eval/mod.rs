@@ -50,6 +50,8 @@ pub struct Facts<'p> {
     pub state: SessionState,
     /// The context bracket.
     pub bracket: Bracket,
+    /// The project's current git branch, when some rule reads it and `HEAD` names one.
+    pub branch: Option<&'p str>,
 }
 
 impl Facts<'_> {

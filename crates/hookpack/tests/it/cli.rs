@@ -1250,3 +1250,34 @@ fn conventions_said_in_prompts_are_exported_to_claude_md() {
     assert!(text(&out.stderr).contains("is not a regular file"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "keep\n");
 }
+
+/// A `branch` rule answers by the branch checked out, read from `.git/HEAD` (a worktree's too),
+/// and `explain` says which branch it read.
+#[test]
+fn branch_rules_follow_git_head() {
+    let pack = "[pack]\nname = \"b\"\n\n[[rule]]\nid = \"features\"\non = \"UserPromptSubmit\"\nbranch = \"feature/*\"\ncontext = \"On a feature branch.\"\n";
+    let dir = project(
+        "branch",
+        &[
+            (".claude/hookpack/packs/b.toml", pack),
+            (".claude/hookpack/hookpack.toml", "builtin = []\n"),
+            (".git/HEAD", "ref: refs/heads/feature/42-login\n"),
+        ],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+        "transcript_path": "/t", "cwd": "/p", "prompt": "go"});
+    let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
+    assert!(stdout.contains("On a feature branch."), "{stdout}");
+    let said = text(&hookpack(&dir, &["explain", "--prompt", "go"]).stdout);
+    assert!(said.contains("branch: `feature/42-login`"), "{said}");
+
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
+    assert!(!stdout.contains("On a feature branch."), "{stdout}");
+    let said = text(&hookpack(&dir, &["explain", "--prompt", "go"]).stdout);
+    assert!(
+        said.contains("b/features  `branch`: the branch is `main`, not one of `feature/*`"),
+        "{said}"
+    );
+}

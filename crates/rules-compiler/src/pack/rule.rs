@@ -264,6 +264,7 @@ impl Reader<'_> {
             ("flags", &mut when.flags),
             ("not_flags", &mut when.not_flags),
             ("permission_mode", &mut when.permission_mode),
+            ("branch", &mut when.branch),
         ] {
             if let Some(value) = rule.get(key) {
                 *list = strings(value).into_iter().map(|(s, _)| s.to_owned()).collect();

@@ -76,6 +76,7 @@ impl Reader<'_> {
                 .unwrap_or_default();
             given.memories =
                 table.get("memories").map(|v| memories(v.get_ref())).unwrap_or_default();
+            given.branch = string(table, "branch").map(|(b, _)| b.to_owned());
         }
         Some(PackTest {
             name: name.to_owned(),

@@ -241,6 +241,7 @@ fn run_hooks(bytes: &[u8], payloads: &[(EventKind, Value)]) {
             project_root: Some(Path::new("/p")),
             state: state.clone(),
             bracket: Bracket::Moderate,
+            branch: None,
         };
         for mode in [Mode::Answer, Mode::Explain] {
             let Ok(scan) = engine.scan(&facts, mode) else { continue };

@@ -127,6 +127,7 @@ fn fired(bytes: &AlignedBytes, kind: EventKind, payload: &Value) -> BTreeSet<usi
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
         bracket: hook_engine::Bracket::Fresh,
+        branch: None,
     };
     let evaluation = engine.evaluate(&facts, Mode::Answer).unwrap();
     evaluation.fired.iter().map(|f| f.id.trim_start_matches("diff/r").parse().unwrap()).collect()
@@ -411,6 +412,7 @@ fn the_program_index_finds_every_command_rule_that_fires() {
                 project_root: Some(Path::new("/p")),
                 state: SessionState::default(),
                 bracket: hook_engine::Bracket::Fresh,
+                branch: None,
             };
             let ids = |mode| -> BTreeSet<String> {
                 let evaluation = engine.evaluate(&facts, mode).unwrap();

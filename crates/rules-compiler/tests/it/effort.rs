@@ -120,6 +120,7 @@ fn evaluate(bytes: &[u8], kind: EventKind, mode: Mode) -> (Result<Evaluation, Ar
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
         bracket: hook_engine::Bracket::Fresh,
+        branch: None,
     };
     let scan = match engine.scan(&facts, mode) {
         Ok(scan) => scan,
@@ -302,6 +303,7 @@ fn evaluate_payload(
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
         bracket: hook_engine::Bracket::Fresh,
+        branch: None,
     };
     let scan = engine.scan(&facts, Mode::Answer).unwrap();
     let evaluation = engine.evaluate_scanned(&scan, &facts);

@@ -483,3 +483,59 @@ expect = { decision = "none" }
     assert!(failures[0].starts_with("the event is not one Claude Code sends"), "{failures:?}");
     assert!(failures[0].contains("tool_name"), "{failures:?}");
 }
+
+/// `branch`: globs over the current git branch (`!` excludes); no branch checked out matches
+/// none; a test gives the branch in `given`.
+#[test]
+fn branch_conditions_follow_the_checked_out_branch() {
+    let pack = pack(
+        r#"
+[pack]
+name = "b"
+
+[[rule]]
+id = "features"
+on = "UserPromptSubmit"
+branch = ["feature/*", "ABC-*", "!feature/wip-*"]
+context = "On a feature branch: keep the change small."
+
+[[rule]]
+id = "main"
+on = "UserPromptSubmit"
+branch = "main"
+context = "On main: no direct commits."
+
+[[test]]
+name = "a feature branch"
+given = { branch = "feature/42-login" }
+event = { hook_event_name = "UserPromptSubmit", prompt = "go" }
+expect = { rules = ["b/features"] }
+
+[[test]]
+name = "a nested one, and a key"
+given = { branch = "ABC-7/fix" }
+event = { hook_event_name = "UserPromptSubmit", prompt = "go" }
+expect = { rules = ["b/features"] }
+
+[[test]]
+name = "an excluded one"
+given = { branch = "feature/wip-x" }
+event = { hook_event_name = "UserPromptSubmit", prompt = "go" }
+expect = { rules = [] }
+
+[[test]]
+name = "main"
+given = { branch = "main" }
+event = { hook_event_name = "UserPromptSubmit", prompt = "go" }
+expect = { rules = ["b/main"] }
+
+[[test]]
+name = "no branch"
+event = { hook_event_name = "UserPromptSubmit", prompt = "go" }
+expect = { rules = [] }
+"#,
+    );
+    for outcome in run_tests(&pack).unwrap() {
+        assert!(outcome.passed(), "{}: {:?}", outcome.name, outcome.failures);
+    }
+}
