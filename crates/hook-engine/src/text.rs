@@ -116,6 +116,92 @@ pub fn wildcard(pattern: &str, text: &str) -> bool {
     pattern[at_pattern..].iter().all(|&c| c == '*')
 }
 
+/// What a context's `{name}`s stand for ([`expand`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Vars<'a> {
+    /// `{branch}`, and `{issue}` from it.
+    pub branch: Option<&'a str>,
+    /// `{session_id}`.
+    pub session_id: &'a str,
+    /// `{prompt_count}`: prompts of the session so far, this one included.
+    pub prompt_count: u64,
+    /// `{bracket}`.
+    pub bracket: &'a str,
+}
+
+/// The names [`expand`] knows; a rule's text naming one reads what it stands for.
+pub const VARS: [&str; 5] = ["branch", "issue", "session_id", "prompt_count", "bracket"];
+
+/// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}` and `{bracket}`
+/// replaced by what it stands for (`none` where there is nothing: no branch, no issue in it);
+/// any other `{…}` is left as it is. Unchanged (not copied) when it names none.
+pub fn expand(text: String, vars: &Vars<'_>) -> String {
+    if !text.contains('{') || !VARS.iter().any(|v| text.contains(&format!("{{{v}}}"))) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name = after.find('}').map(|close| &after[..close]);
+        let value = match name {
+            Some("branch") => Some(vars.branch.unwrap_or("none").to_owned()),
+            Some("issue") => {
+                Some(vars.branch.and_then(issue_of).unwrap_or_else(|| "none".to_owned()))
+            }
+            Some("session_id") => Some(vars.session_id.to_owned()),
+            Some("prompt_count") => Some(vars.prompt_count.to_string()),
+            Some("bracket") => Some(vars.bracket.to_owned()),
+            _ => None,
+        };
+        match (value, name) {
+            (Some(value), Some(name)) => {
+                out.push_str(&value);
+                rest = &after[name.len() + 1..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The issue a branch name is about: a tracker key (`ABC-42`, `abc-42`: letters, `-`, digits;
+/// given in capitals; not a version like `release-1.2`) anywhere in it, else a number starting
+/// one of its `/`-separated parts (`feature/123-login`, `42-fix`).
+pub fn issue_of(branch: &str) -> Option<String> {
+    let bytes = branch.as_bytes();
+    for start in 0..bytes.len() {
+        let boundary = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
+        if !boundary || !bytes[start].is_ascii_alphabetic() {
+            continue;
+        }
+        let letters = bytes[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() && !b.is_ascii_digit())
+            .count();
+        let dash = start + letters;
+        if letters >= 2 && bytes.get(dash) == Some(&b'-') {
+            let digits = bytes[dash + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let end = dash + 1 + digits;
+            // Not a version (`release-1.2`).
+            if digits > 0 && bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'.')
+            {
+                return Some(branch[start..end].to_ascii_uppercase());
+            }
+        }
+    }
+    branch.split('/').find_map(|part| {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let next = part[digits.len()..].chars().next();
+        (!digits.is_empty() && next.is_none_or(|c| !c.is_ascii_alphanumeric())).then_some(digits)
+    })
+}
+
 /// The value at dotted `path` in `payload` (`tool_input.command`); array elements by index
 /// (`tool_input.edits.0.new_string`).
 pub fn lookup<'a>(payload: &'a Value, path: &str) -> Option<&'a Value> {
@@ -140,6 +226,42 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn issues_from_branch_names() {
+        for (branch, issue) in [
+            ("feature/ABC-42-login", Some("ABC-42")),
+            ("abc-42-login", Some("ABC-42")),
+            ("feature/123-login", Some("123")),
+            ("42-fix", Some("42")),
+            ("bugfix/JIRA-7", Some("JIRA-7")),
+            ("main", None),
+            ("v2-fix", None),
+            ("release-1.2", None),
+            ("feature/login2", None),
+        ] {
+            assert_eq!(issue_of(branch).as_deref(), issue, "{branch}");
+        }
+    }
+
+    #[test]
+    fn context_variables() {
+        let vars = Vars {
+            branch: Some("feature/ABC-7-x"),
+            session_id: "s1",
+            prompt_count: 3,
+            bracket: "moderate",
+        };
+        let text =
+            "On {branch} ({issue}), prompt {prompt_count} of {session_id}, {bracket}; {other} {";
+        assert_eq!(
+            expand(text.to_owned(), &vars),
+            "On feature/ABC-7-x (ABC-7), prompt 3 of s1, moderate; {other} {"
+        );
+        let none = Vars { branch: None, ..vars };
+        assert_eq!(expand("{branch} {issue}".to_owned(), &none), "none none");
+        assert_eq!(expand("{\"json\": 1}".to_owned(), &vars), "{\"json\": 1}");
+    }
 
     #[test]
     fn wildcards() {

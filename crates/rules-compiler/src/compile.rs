@@ -584,6 +584,14 @@ fn uses_state(r: &Rule) -> bool {
         || t.unset != StateUnset::default()
         || t.capture.is_some()
         || t.recall.is_some()
+        || names(r, "prompt_count")
+        || names(r, "bracket")
+}
+
+/// Whether rule `r`'s context or message names the variable `{var}` ([`hook_engine::text::expand`]).
+fn names(r: &Rule, var: &str) -> bool {
+    let var = format!("{{{var}}}");
+    [&r.then.context, &r.then.message].into_iter().flatten().any(|text| text.contains(&var))
 }
 
 /// The settings flags: whether some rule reads the bracket (the hooks read the transcript), and
@@ -591,7 +599,7 @@ fn uses_state(r: &Rule) -> bool {
 /// `once = "compaction"` and the estimate.
 fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
     let any = |f: &dyn Fn(&Rule) -> bool| rules.iter().any(|r| f(r));
-    let needs_bracket = any(&|r| !r.when.bracket.is_empty());
+    let needs_bracket = any(&|r| !r.when.bracket.is_empty() || names(r, "bracket"));
     let recalls = |r: &Rule, handoff: bool| {
         r.then.recall.is_some_and(|r| (r.from == RecallFrom::Handoff) == handoff)
     };
@@ -610,7 +618,9 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
             || any(&|r| r.then.once == Some(Once::Compaction))
             || any(&|r| recalls(r, false)),
         writes_handoff: any(&|r| recalls(r, true)),
-        reads_branch: any(&|r| !r.when.branch.is_empty()),
+        reads_branch: any(&|r| {
+            !r.when.branch.is_empty() || names(r, "branch") || names(r, "issue")
+        }),
         state_events: EventSet::default(),
     };
     hooks.state_events = state_events(rules, &hooks);

@@ -12,7 +12,7 @@ use crate::artifact::{ArtifactError, Effort, RuleView};
 use crate::memory::{self, CaptureSpec, Captured, Recall};
 use crate::rule::RecallFrom;
 use crate::session::SessionState;
-use crate::text::default_text;
+use crate::text::{Vars, default_text, expand};
 
 impl<'a> Engine<'a> {
     pub(super) fn fired<'p>(
@@ -51,16 +51,23 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
+        let vars = Vars {
+            branch: facts.branch,
+            session_id: &facts.input.common.session_id,
+            prompt_count: facts.state.prompt_count,
+            bracket: facts.bracket.as_str(),
+        };
+        let expanded = |text: Option<String>| text.map(|text| expand(text, &vars));
         Ok(Fired {
             index,
             id: self.kept(effort, r.id())?,
             layer: r.layer(),
             priority: r.priority(),
             pinned: r.pinned(),
-            context: self.optional_kept(effort, r.context())?,
+            context: expanded(self.optional_kept(effort, r.context())?),
             decision: r.decision(),
             reason: self.optional_kept(effort, r.reason())?,
-            message: self.optional_kept(effort, r.message())?,
+            message: expanded(self.optional_kept(effort, r.message())?),
             stop: self.optional_kept(effort, r.stop())?,
             session_title: self.optional_kept(effort, r.session_title())?,
             watch_paths: self.watch_paths(effort, r, facts.project_root)?,

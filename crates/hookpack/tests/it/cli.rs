@@ -1255,7 +1255,7 @@ fn conventions_said_in_prompts_are_exported_to_claude_md() {
 /// and `explain` says which branch it read.
 #[test]
 fn branch_rules_follow_git_head() {
-    let pack = "[pack]\nname = \"b\"\n\n[[rule]]\nid = \"features\"\non = \"UserPromptSubmit\"\nbranch = \"feature/*\"\ncontext = \"On a feature branch.\"\n";
+    let pack = "[pack]\nname = \"b\"\n\n[[rule]]\nid = \"features\"\non = \"UserPromptSubmit\"\nbranch = \"feature/*\"\ncontext = \"On a feature branch ({issue}).\"\n";
     let dir = project(
         "branch",
         &[
@@ -1268,13 +1268,13 @@ fn branch_rules_follow_git_head() {
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
         "transcript_path": "/t", "cwd": "/p", "prompt": "go"});
     let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
-    assert!(stdout.contains("On a feature branch."), "{stdout}");
+    assert!(stdout.contains("On a feature branch (42)."), "{stdout}");
     let said = text(&hookpack(&dir, &["explain", "--prompt", "go"]).stdout);
     assert!(said.contains("branch: `feature/42-login`"), "{said}");
 
     std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
-    assert!(!stdout.contains("On a feature branch."), "{stdout}");
+    assert!(!stdout.contains("On a feature branch"), "{stdout}");
     let said = text(&hookpack(&dir, &["explain", "--prompt", "go"]).stdout);
     assert!(
         said.contains("b/features  `branch`: the branch is `main`, not one of `feature/*`"),

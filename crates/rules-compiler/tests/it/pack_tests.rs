@@ -533,6 +533,23 @@ expect = { rules = ["b/main"] }
 name = "no branch"
 event = { hook_event_name = "UserPromptSubmit", prompt = "go" }
 expect = { rules = [] }
+
+[[rule]]
+id = "status"
+on = "UserPromptSubmit"
+keywords = ["status"]
+context = "Branch {branch}, issue {issue}, prompt {prompt_count}, {bracket} bracket; {unknown} stays."
+
+[[test]]
+name = "the variables"
+given = { branch = "feature/ABC-12-pay", prompts = 4, bracket = "depleted" }
+event = { hook_event_name = "UserPromptSubmit", prompt = "status" }
+expect = { rules = ["b/features", "b/status"], context_contains = ["Branch feature/ABC-12-pay, issue ABC-12, prompt 5, depleted bracket; {unknown} stays."] }
+
+[[test]]
+name = "the variables without a branch"
+event = { hook_event_name = "UserPromptSubmit", prompt = "status" }
+expect = { rules = ["b/status"], context_contains = ["Branch none, issue none, prompt 1, fresh bracket"] }
 "#,
     );
     for outcome in run_tests(&pack).unwrap() {
