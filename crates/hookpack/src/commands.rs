@@ -422,7 +422,30 @@ pub(crate) fn memory(
             println!("forgot {removed} of {} memories", ids.len());
             Ok(removed == ids.len())
         }
-        other => anyhow::bail!("unknown `memory` command `{other}`: list, search or forget"),
+        "show" => {
+            let [id] = rest else { anyhow::bail!("`memory show` takes one id") };
+            let number: i64 = id
+                .trim_start_matches('#')
+                .parse()
+                .with_context(|| format!("`{id}` is no memory id"))?;
+            let Some((m, session, rule)) = open()?.memory(number)? else {
+                println!("no memory #{number}");
+                return Ok(false);
+            };
+            println!("memory #{}", m.id);
+            println!("namespace:  {}", printable(&m.namespace));
+            println!("stored:     {}", memory::date(m.created));
+            println!("session:    {}", printable(&session));
+            println!("rule:       {}", printable(&rule));
+            println!("confidence: {}", m.confidence);
+            println!();
+            // The whole text, line by line, control characters shown.
+            for line in m.text.lines() {
+                println!("  {}", printable(line));
+            }
+            Ok(true)
+        }
+        other => anyhow::bail!("unknown `memory` command `{other}`: list, search, show or forget"),
     }
 }
 

@@ -202,6 +202,12 @@ enum MemoryCommand {
         #[arg(long, value_name = "N")]
         limit: Option<u32>,
     },
+    /// One memory in full: its text, namespace, date, the session that stored it and the rule
+    /// that captured it.
+    Show {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
     /// Remove memories by id.
     Forget {
         #[arg(required = true, value_name = "ID")]
@@ -331,6 +337,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                     memory(with("search", words), None, limit)
                 }
                 MemoryCommand::Forget { ids } => memory(with("forget", ids), None, None),
+                MemoryCommand::Show { id } => memory(with("show", vec![id]), None, None),
                 MemoryCommand::Export { namespaces, dry_run } => {
                     let namespaces = if namespaces.is_empty() {
                         export::DEFAULT_NAMESPACES.map(str::to_owned).to_vec()

@@ -381,6 +381,23 @@ impl Store {
         statement.query_map(params![namespace, limit], memory_row)?.collect()
     }
 
+    /// Memory `id` with where it came from: the memory, the session that stored it and the rule
+    /// that captured it; `None` when there is no such memory.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be read.
+    pub fn memory(&self, id: i64) -> rusqlite::Result<Option<(Memory, String, String)>> {
+        self.conn
+            .query_row(
+                "SELECT id, namespace, text, confidence, created, session, rule FROM memories
+                 WHERE id = ?1",
+                [id],
+                |row| Ok((memory_row(row)?, row.get(5)?, row.get(6)?)),
+            )
+            .optional()
+    }
+
     /// The memories that best match `recall`'s terms, best first.
     ///
     /// # Errors

@@ -407,6 +407,13 @@ fn memory_lists_searches_and_forgets() {
     let found = text(&hookpack(&dir, &["memory", "search", "jwt", "signing"]).stdout);
     assert!(found.contains("RS256") && !found.contains("staging"), "{found}");
 
+    let shown = text(&hookpack(&dir, &["memory", "show", "#1"]).stdout);
+    assert!(shown.starts_with("memory #1\nnamespace:  decisions\n"), "{shown}");
+    assert!(shown.contains("session:    s\nrule:       memory/markers\n"), "{shown}");
+    assert!(shown.ends_with("\n  sign JWT tokens with RS256\n"), "{shown}");
+    let out = hookpack(&dir, &["memory", "show", "9"]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(1), "no memory #9\n".to_owned()));
+
     let out = hookpack(&dir, &["memory", "forget", "#1", "7"]);
     assert_eq!(out.status.code(), Some(1), "one of two ids was no memory");
     assert_eq!(text(&out.stdout), "forgot 1 of 2 memories\n");
@@ -864,6 +871,7 @@ fn every_command_has_help_and_usage_errors_exit_2() {
         "memory search",
         "memory forget",
         "memory prune",
+        "memory show",
         "memory export",
         "new",
         "new rule",
