@@ -132,66 +132,67 @@ pub struct Vars<'a> {
 /// The names [`expand`] knows; a rule's text naming one reads what it stands for.
 pub const VARS: [&str; 5] = ["branch", "issue", "session_id", "prompt_count", "bracket"];
 
+/// The longest a variable's value is given (`{session_id}` comes from the payload).
+const MAX_VAR_CHARS: usize = 200;
+
 /// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}` and `{bracket}`
 /// replaced by what it stands for (`none` where there is nothing: no branch, no issue in it);
-/// any other `{…}` is left as it is. Unchanged (not copied) when it names none.
+/// any other `{…}` is left as it is. Unchanged (not copied) when it names none. Linear in the
+/// text: each `{` is compared with the known names only.
 pub fn expand(text: String, vars: &Vars<'_>) -> String {
     if !text.contains('{') || !VARS.iter().any(|v| text.contains(&format!("{{{v}}}"))) {
         return text;
     }
+    let capped = |value: &str| match value.char_indices().nth(MAX_VAR_CHARS) {
+        Some((cut, _)) => value[..cut].to_owned(),
+        None => value.to_owned(),
+    };
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text.as_str();
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let name = after.find('}').map(|close| &after[..close]);
-        let value = match name {
-            Some("branch") => Some(vars.branch.unwrap_or("none").to_owned()),
-            Some("issue") => {
-                Some(vars.branch.and_then(issue_of).unwrap_or_else(|| "none".to_owned()))
-            }
-            Some("session_id") => Some(vars.session_id.to_owned()),
-            Some("prompt_count") => Some(vars.prompt_count.to_string()),
-            Some("bracket") => Some(vars.bracket.to_owned()),
-            _ => None,
+        let name = VARS
+            .iter()
+            .find(|name| after.strip_prefix(**name).is_some_and(|tail| tail.starts_with('}')));
+        let Some(&name) = name else {
+            out.push('{');
+            rest = after;
+            continue;
         };
-        match (value, name) {
-            (Some(value), Some(name)) => {
-                out.push_str(&value);
-                rest = &after[name.len() + 1..];
-            }
-            _ => {
-                out.push('{');
-                rest = after;
-            }
-        }
+        let value = match name {
+            "branch" => vars.branch.map_or("none".to_owned(), capped),
+            "issue" => vars.branch.and_then(issue_of).unwrap_or_else(|| "none".to_owned()),
+            "session_id" => capped(vars.session_id),
+            "prompt_count" => vars.prompt_count.to_string(),
+            _ => vars.bracket.to_owned(),
+        };
+        out.push_str(&value);
+        rest = &after[name.len() + 1..];
     }
     out.push_str(rest);
     out
 }
 
-/// The issue a branch name is about: a tracker key (`ABC-42`, `abc-42`: letters, `-`, digits;
-/// given in capitals; not a version like `release-1.2`) anywhere in it, else a number starting
-/// one of its `/`-separated parts (`feature/123-login`, `42-fix`).
+/// The issue a branch name is about: a tracker key written in capitals (`ABC-42`: letters, `-`,
+/// digits; not a version like `RELEASE-1.2`) anywhere in it, else a number starting one of its
+/// `/`-separated parts (`feature/123-login`, `42-fix`). `fix-123` or `node-18` name none.
 pub fn issue_of(branch: &str) -> Option<String> {
     let bytes = branch.as_bytes();
     for start in 0..bytes.len() {
         let boundary = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-        if !boundary || !bytes[start].is_ascii_alphabetic() {
+        if !boundary || !bytes[start].is_ascii_uppercase() {
             continue;
         }
-        let letters = bytes[start..]
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric() && !b.is_ascii_digit())
-            .count();
+        let letters = bytes[start..].iter().take_while(|b| b.is_ascii_uppercase()).count();
         let dash = start + letters;
         if letters >= 2 && bytes.get(dash) == Some(&b'-') {
             let digits = bytes[dash + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
             let end = dash + 1 + digits;
-            // Not a version (`release-1.2`).
-            if digits > 0 && bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'.')
-            {
-                return Some(branch[start..end].to_ascii_uppercase());
+            // Not a version (`RELEASE-1.2`).
+            let ends = bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'.');
+            if digits > 0 && ends {
+                return Some(branch[start..end].to_owned());
             }
         }
     }
@@ -231,7 +232,9 @@ mod tests {
     fn issues_from_branch_names() {
         for (branch, issue) in [
             ("feature/ABC-42-login", Some("ABC-42")),
-            ("abc-42-login", Some("ABC-42")),
+            ("abc-42-login", None),
+            ("fix-123", None),
+            ("node-18", None),
             ("feature/123-login", Some("123")),
             ("42-fix", Some("42")),
             ("bugfix/JIRA-7", Some("JIRA-7")),
@@ -261,6 +264,14 @@ mod tests {
         let none = Vars { branch: None, ..vars };
         assert_eq!(expand("{branch} {issue}".to_owned(), &none), "none none");
         assert_eq!(expand("{\"json\": 1}".to_owned(), &vars), "{\"json\": 1}");
+        // Multi-byte text around and inside braces; a long session id is cut.
+        assert_eq!(expand("é{branch}{é}".to_owned(), &vars), "éfeature/ABC-7-x{é}");
+        let long = "s".repeat(1000);
+        let vars = Vars { session_id: &long, ..vars };
+        assert_eq!(expand("{session_id}".to_owned(), &vars).len(), MAX_VAR_CHARS);
+        // Many unclosed braces: linear, and left as they are.
+        let braces = format!("{}{{branch}}", "{".repeat(100_000));
+        assert!(expand(braces, &vars).ends_with("{feature/ABC-7-x"));
     }
 
     #[test]

@@ -8,17 +8,24 @@ use hook_engine::bounded::read_regular;
 /// The most bytes of `.git` (a file, in a worktree or submodule) and of `HEAD` read.
 const MAX_HEAD_BYTES: u64 = 4096;
 
-/// The branch checked out in the repository at `root`: `Some("feature/42-login")` when `HEAD`
-/// names a branch, `None` when it is detached, `root` is no repository's, or anything read is
-/// not as git writes it. A worktree's (or a submodule's) `.git` file sends the reading to the
-/// `HEAD` of the folder it names.
-pub fn current_branch(root: &Path) -> Option<String> {
-    let dot_git = root.join(".git");
-    let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+/// The most folders looked up from the start for `.git`.
+const MAX_DEPTH: usize = 64;
+
+/// The branch checked out in the repository `start` is in, found as git finds it (the first
+/// `.git` from `start` up): `Some("feature/42-login")` when `HEAD` names a branch, `None` when
+/// it is detached, there is no repository, or anything read is not as git writes it. A
+/// worktree's (or a submodule's) `.git` file sends the reading to the `HEAD` of the folder it
+/// names.
+pub fn current_branch(start: &Path) -> Option<String> {
+    let (dot_git, meta) = start.ancestors().take(MAX_DEPTH).find_map(|dir| {
+        let dot_git = dir.join(".git");
+        std::fs::symlink_metadata(&dot_git).ok().map(|meta| (dot_git, meta))
+    })?;
+    let root = dot_git.parent()?.to_path_buf();
     let git_dir = if meta.is_dir() {
         dot_git
     } else if meta.is_file() {
-        worktree_dir(root, &read_regular(&dot_git, MAX_HEAD_BYTES).ok()?)?
+        worktree_dir(&root, &read_regular(&dot_git, MAX_HEAD_BYTES).ok()?)?
     } else {
         return None;
     };
@@ -38,9 +45,19 @@ fn branch_of(bytes: &[u8]) -> Option<String> {
     let mut lines = text.lines();
     let branch = lines.next()?.strip_prefix("ref:")?.trim().strip_prefix("refs/heads/")?;
     // One line, and a name git could have made (no control characters or spaces).
+    // A name git accepts (`git check-ref-format`, in short): no control characters, spaces or
+    // `~^:?*[\`, no `..` or `@{`, no part starting with `.` or ending in `.lock` (a reftable
+    // repository's `HEAD` names `.invalid`).
     let valid = !branch.is_empty()
         && branch.len() <= 255
-        && !branch.chars().any(|c| c.is_control() || c == ' ')
+        && !branch.chars().any(|c| c.is_control() || " ~^:?*[\\".contains(c))
+        && !branch.contains("..")
+        && !branch.contains("@{")
+        && branch.split('/').all(|part| {
+            !part.is_empty()
+                && !part.starts_with('.')
+                && part.rsplit_once('.').is_none_or(|(_, ext)| ext != "lock")
+        })
         && lines.all(|l| l.trim().is_empty());
     valid.then(|| branch.to_owned())
 }
@@ -66,6 +83,9 @@ mod tests {
             b"ref: refs/heads/a\nref: refs/heads/b\n",
             b"ref: refs/heads/a\x1b[31mred\n",
             b"ref: refs/heads/a b\n",
+            b"ref: refs/heads/.invalid\n",
+            b"ref: refs/heads/a..b\n",
+            b"ref: refs/heads/x.lock\n",
         ] {
             assert_eq!(branch_of(head), None, "{head:?}");
         }
@@ -84,6 +104,12 @@ mod tests {
         std::fs::create_dir_all(&wt).unwrap();
         std::fs::write(wt.join(".git"), "gitdir: ../main/.git/worktrees/wt\n").unwrap();
         assert_eq!(current_branch(&wt).as_deref(), Some("ABC-7-fix"));
+        // Found from a folder below, as git finds it.
+        std::fs::create_dir_all(wt.join("packages/api")).unwrap();
+        assert_eq!(current_branch(&wt.join("packages/api")).as_deref(), Some("ABC-7-fix"));
+        // A HEAD over the cap is not read.
+        std::fs::write(main.join(".git/worktrees/wt/HEAD"), "x".repeat(5000)).unwrap();
+        assert_eq!(current_branch(&wt), None);
         // No repository; a `.git` naming nothing; a FIFO as HEAD is not waited on.
         assert_eq!(current_branch(&dir), None);
         std::fs::write(wt.join(".git"), "gitdir: /nonexistent\n").unwrap();

@@ -150,11 +150,16 @@ fn evaluate(
         Installation::Project { root, .. } => Some(root.as_path()),
         Installation::User { .. } => env.project_dir.as_deref(),
     };
-    // `.git/HEAD`, read only for rules that ask.
+    // `.git/HEAD`, read only for rules that ask, from where Claude Code works when that is in
+    // the project (a worktree of it has its own), else from the project's root.
     let branch = engine
         .settings()
         .reads_branch
-        .then(|| project_root.and_then(crate::git::current_branch))
+        .then(|| {
+            let cwd = Path::new(&input.common.cwd);
+            let start = project_root.filter(|root| !cwd.starts_with(root)).unwrap_or(cwd);
+            project_root.and_then(|_| crate::git::current_branch(start))
+        })
         .flatten();
     let plan = Plan::new(engine, input, payload, project_root, branch.as_deref(), Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
@@ -431,14 +436,24 @@ impl CallIo for HookIo<'_> {
         let id = self.record.id.clone();
         let (max, max_age_days) = (self.settings.memory_max, self.settings.memory_max_age_days);
         let Some(store) = self.memories(true)? else { return Ok(()) };
-        let stored = store.remember(&id, captured).and_then(|new| {
-            // What a new memory puts past `[memory] max` or `max_age_days` goes, a few rows a
-            // hook (`hookpack memory prune` does the rest at once).
-            if new.is_some() && (max > 0 || max_age_days > 0) {
-                store.prune(max, max_age_days, PRUNED_PER_HOOK)?;
+        let stored = store.remember(&id, captured);
+        // What a new memory puts past `[memory] max` or `max_age_days` goes: once past `max`,
+        // down to `PRUNED_PER_HOOK` (or a tenth of `max`) under it, so that pruning (a write and an index rewrite)
+        // runs once every so many memories, not at each (`hookpack memory prune` does it all at
+        // once). A failure here costs the pruning only.
+        if matches!(stored, Ok(Some(_))) && (max > 0 || max_age_days > 0) {
+            let pruned = store.prunable(max, max_age_days, 1).and_then(|over| {
+                if over.is_empty() {
+                    return Ok(0);
+                }
+                // A tenth of `max` at most: a small limit is kept exactly.
+                let below = max - PRUNED_PER_HOOK.min(max / 10);
+                store.prune(below, max_age_days, PRUNED_PER_HOOK)
+            });
+            if let Err(err) = pruned {
+                self.problems.push(format!("memories not pruned ({err})"));
             }
-            Ok(new)
-        });
+        }
         match stored {
             Ok(new) => {
                 if let (Some(new), Some(stored)) = (new, &mut self.record.stored) {

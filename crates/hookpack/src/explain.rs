@@ -220,16 +220,16 @@ fn print_session(
         println!("state: not opened (no rule of this event uses it)");
     }
     println!("bracket: {reading}");
+    if !settings.needs_bracket {
+        println!(
+            "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
+        );
+    }
     if settings.reads_branch {
         match branch {
             Some(branch) => println!("branch: `{branch}`"),
             None => println!("branch: none (no git repository, or no branch checked out)"),
         }
-    }
-    if !settings.needs_bracket {
-        println!(
-            "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
-        );
     }
 }
 

@@ -69,24 +69,41 @@ pub(crate) fn export(
     let after = (before.is_some() || !global.is_empty()).then_some(after);
     changes.push((PathBuf::from("CLAUDE.md"), before, after));
 
-    let rules_dir = root.join(".claude/rules");
+    // Every folder on the way checked before anything is read from it or written: a link at
+    // `.claude` or `.claude/rules` stops the export before CLAUDE.md is touched.
+    let confined = Confined::new(&root, Path::new(""));
+    let rules_dir = confined
+        .existing_dir(".claude/rules")
+        .with_context(|| {
+            format!(
+                "{} is not a real folder; nothing written",
+                root.join(".claude/rules").display()
+            )
+        })?
+        .map(|dir| dir.path().to_path_buf());
     let mut wanted: BTreeMap<String, String> = BTreeMap::new();
     for (folder, memories) in &by_folder {
         wanted.insert(format!("hookpack-{}.md", slug(folder)), rule_file(folder, memories));
     }
+    let mine = rules_dir.as_deref().map(ours).unwrap_or_default();
     // Files this command wrote before and no longer wants go; others are the user's.
-    for name in ours(&rules_dir) {
-        if !wanted.contains_key(&name) {
-            let before = read_optional(&rules_dir.join(&name))?;
-            changes.push((Path::new(".claude/rules").join(&name), before, None));
-        }
+    for name in mine.iter().filter(|name| !wanted.contains_key(*name)) {
+        let before =
+            rules_dir.as_deref().map(|d| read_optional(&d.join(name))).transpose()?.flatten();
+        changes.push((Path::new(".claude/rules").join(name), before, None));
     }
     for (name, text) in wanted {
-        let before = read_optional(&rules_dir.join(&name))?;
+        let before =
+            rules_dir.as_deref().map(|d| read_optional(&d.join(&name))).transpose()?.flatten();
+        if before.is_some() && !mine.contains(&name) {
+            eprintln!(
+                "hookpack: .claude/rules/{name} is not one `memory export` wrote: left as it is"
+            );
+            continue;
+        }
         changes.push((Path::new(".claude/rules").join(&name), before, Some(text)));
     }
 
-    let confined = Confined::new(&root, Path::new(""));
     let mut written = 0;
     for (path, before, after) in &changes {
         if before == after {
@@ -230,20 +247,34 @@ pub(crate) fn merge_block(existing: &str, inner: &str) -> String {
     out
 }
 
-/// A relative folder of the project that `text` names (`src/api`, `src/api/`), the first one
-/// that exists as a real folder; `None` for a convention of the whole project.
+/// A relative folder of the project that `text` names with a `/` (`src/api`, `src/api/`,
+/// `docs/`), the first one whose every part is a real folder (no link) and not hidden; `None`
+/// for a convention of the whole project.
 fn folder_named(root: &Path, text: &str) -> Option<String> {
     text.split(|c: char| c.is_whitespace() || "`'\"(),;:".contains(c))
-        .map(|word| word.trim_end_matches(['.', '/']))
-        .filter(|word| word.contains('/') && !word.starts_with('/') && !word.contains(".."))
+        .filter(|word| word.contains('/') && !word.starts_with('/'))
+        .map(|word| word.trim_end_matches('.').trim_end_matches('/'))
+        .filter(|word| word.len() <= MAX_FOLDER_CHARS)
         .filter(|word| word.chars().all(|c| c.is_ascii_alphanumeric() || "/_-.".contains(c)))
-        .find(|word| std::fs::symlink_metadata(root.join(word)).is_ok_and(|m| m.is_dir()))
+        .filter(|word| word.split('/').all(|part| !part.is_empty() && !part.starts_with('.')))
+        .find(|word| {
+            let mut at = root.to_path_buf();
+            word.split('/').all(|part| {
+                at.push(part);
+                std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
+            })
+        })
         .map(str::to_owned)
 }
 
-/// A file name's part for `folder`: its path with `-` for `/`.
+/// The longest folder path a rule file is written for (its name stays well within a file
+/// system's 255 bytes).
+const MAX_FOLDER_CHARS: usize = 120;
+
+/// A file name's part for `folder`: its parts joined by `--` (`src/api` → `src--api`; `a-b/c` and
+/// `a/b-c` stay apart), case kept.
 fn slug(folder: &str) -> String {
-    folder.replace('/', "-").to_ascii_lowercase()
+    folder.split('/').collect::<Vec<_>>().join("--")
 }
 
 /// The rule file of the conventions of `folder`: Claude Code loads it when it works there.

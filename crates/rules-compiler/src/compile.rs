@@ -612,7 +612,8 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
         memory_max_age_days: config.memory_max_age_days,
         needs_bracket,
         // The bracket's estimate counts prompts and compactions.
-        counts_prompts: needs_bracket || any(&|r| r.when.every.is_some()),
+        counts_prompts: needs_bracket
+            || any(&|r| r.when.every.is_some() || names(r, "prompt_count")),
         // A memory is recalled once between compactions, so recalls need them counted.
         counts_compactions: needs_bracket
             || any(&|r| r.then.once == Some(Once::Compaction))

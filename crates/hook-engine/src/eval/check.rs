@@ -58,8 +58,9 @@ impl<'a> Engine<'a> {
             if facts.branch.is_none()
                 || (!included.is_empty() && !included.iter().any(|g| wildcard(g, branch)))
             {
-                return miss("branch", &|| {
-                    format!("the branch is {}, not one of {}", shown(), quoted(&included))
+                return miss("branch", &|| match included.as_slice() {
+                    [] => format!("the branch is {}", shown()),
+                    globs => format!("the branch is {}, not one of {}", shown(), quoted(globs)),
                 });
             }
             if let Some(glob) = excluded.iter().find(|g| wildcard(&g[1..], branch)) {

@@ -1223,7 +1223,7 @@ fn conventions_said_in_prompts_are_exported_to_claude_md() {
         claude,
         "# Acme\n\nRead docs/ first.\n\n<!-- hookpack:start -->\n\n## Conventions (kept by hookpack)\n\n- Always use pnpm, never npm, in this repository.\n<!-- hookpack:end -->\n"
     );
-    let rule = std::fs::read_to_string(dir.join(".claude/rules/hookpack-src-api.md")).unwrap();
+    let rule = std::fs::read_to_string(dir.join(".claude/rules/hookpack-src--api.md")).unwrap();
     assert!(rule.starts_with("---\npaths:\n  - \"src/api/**\"\n---\n"), "{rule}");
     assert!(rule.contains("- Never use var in src/api handlers."), "{rule}");
     let out = hookpack(&dir, &["memory", "export"]);
@@ -1245,8 +1245,38 @@ fn conventions_said_in_prompts_are_exported_to_claude_md() {
         .to_owned();
     assert_eq!(hookpack(&dir, &["memory", "forget", &id]).status.code(), Some(0));
     assert_eq!(hookpack(&dir, &["memory", "export"]).status.code(), Some(0));
-    assert!(!dir.join(".claude/rules/hookpack-src-api.md").exists());
+    assert!(!dir.join(".claude/rules/hookpack-src--api.md").exists());
     assert!(dir.join(".claude/rules/hookpack-mine.md").exists());
+
+    // A user's file at the name a folder's conventions would take is left alone.
+    let mine = "my own rules for src/api\n";
+    std::fs::write(dir.join(".claude/rules/hookpack-src--api.md"), mine).unwrap();
+    let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+        "transcript_path": "/t", "cwd": "/p", "prompt": "Never use any in src/api types."});
+    let (status, _, _) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+    assert_eq!(status, ExitStatus::Proceed);
+    let out = hookpack(&dir, &["memory", "export"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is not one `memory export` wrote: left as it is"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".claude/rules/hookpack-src--api.md")).unwrap(),
+        mine
+    );
+
+    // `.claude/rules` a link: nothing written at all, CLAUDE.md included.
+    let elsewhere = dir.join("elsewhere");
+    std::fs::rename(dir.join(".claude/rules"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join(".claude/rules")).unwrap();
+    std::fs::write(dir.join("CLAUDE.md"), "changed\n").unwrap();
+    let out = hookpack(&dir, &["memory", "export"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("is not a real folder; nothing written"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("CLAUDE.md")).unwrap(), "changed\n");
+    std::fs::remove_file(dir.join(".claude/rules")).unwrap();
 
     // A link at CLAUDE.md: refused, its target untouched.
     let secret = dir.join("secret.txt");
@@ -1288,4 +1318,30 @@ fn branch_rules_follow_git_head() {
         said.contains("b/features  `branch`: the branch is `main`, not one of `feature/*`"),
         "{said}"
     );
+}
+
+/// `{prompt_count}` alone makes the hooks count prompts: a prompt rule and a tool rule both
+/// say how many prompts the session has had.
+#[test]
+fn prompt_count_is_counted_for_the_rules_that_say_it() {
+    let pack = "[pack]\nname = \"c\"\n\n[[rule]]\nid = \"prompt\"\non = \"UserPromptSubmit\"\nkeywords = [\"count\"]\ncontext = \"prompt {prompt_count}\"\n\n[[rule]]\nid = \"tool\"\non = \"PostToolUse\"\ntool = \"Bash\"\ncontext = \"after prompt {prompt_count} in {session_id}\"\n";
+    let dir = project(
+        "prompt-count",
+        &[
+            (".claude/hookpack/packs/c.toml", pack),
+            (".claude/hookpack/hookpack.toml", "builtin = []\n"),
+        ],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let prompt = |text: &str| {
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "s7", "transcript_path": "/t",
+               "cwd": "/p", "prompt": text})
+    };
+    hook(EventKind::UserPromptSubmit, &dir, &prompt("hello"));
+    let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt("count them"));
+    assert!(stdout.contains("prompt 2"), "{stdout}");
+    let tool = json!({"hook_event_name": "PostToolUse", "session_id": "s7", "transcript_path": "/t",
+        "cwd": "/p", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": {}});
+    let (_, stdout, _) = hook(EventKind::PostToolUse, &dir, &tool);
+    assert!(stdout.contains("after prompt 2 in s7"), "{stdout}");
 }
