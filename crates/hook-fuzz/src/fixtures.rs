@@ -105,9 +105,9 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
         let input = HookInput::from_value(*kind, payload).unwrap_or_else(|err| {
             panic!("a fixed `{kind}` payload is one Claude Code sends: {err}")
         });
-        for (state, bracket, mode) in [
-            (SessionState::default(), Bracket::Fresh, Mode::Answer),
-            (busy_state(), Bracket::Critical, Mode::Explain),
+        for (state, bracket, mode, branch) in [
+            (SessionState::default(), Bracket::Fresh, Mode::Answer, None),
+            (busy_state(), Bracket::Critical, Mode::Explain, Some("feature/ABC-42-{issue}-é")),
         ] {
             let mut state = state;
             state.begin(&input);
@@ -117,7 +117,7 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
                 project_root: Some(Path::new("/project")),
                 state,
                 bracket,
-                branch: None,
+                branch,
             };
             let Ok(scan) = engine.scan(&facts, mode) else { continue };
             let _ = engine.state_rules_apply(&scan, &facts);
