@@ -167,6 +167,7 @@ fn flagged(engine: &Engine<'_>, project: &Path, command: &str) -> anyhow::Result
         project_root: Some(project),
         state: SessionState::default(),
         bracket: Bracket::Fresh,
+        used_percent: None,
         branch: None,
     };
     let evaluation =

@@ -35,6 +35,12 @@ pub trait CallIo {
     /// The context bracket of the session whose state is `state`.
     fn bracket(&mut self, state: &SessionState) -> Bracket;
 
+    /// The percent of the context window in use, as the last [`CallIo::bracket`] found it;
+    /// `None` when it was not read.
+    fn used_percent(&mut self) -> Option<u8> {
+        None
+    }
+
     /// Stored memories that `recall` finds, best first, at most `recall.max`.
     ///
     /// # Errors
@@ -175,6 +181,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
             project_root,
             state: SessionState::default(),
             bracket: Bracket::default(),
+            used_percent: None,
             branch,
         };
         let keeps_books = match kind {
@@ -210,6 +217,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
 
         let mut bracket = (settings.needs_bracket && opened).then(|| io.bracket(&facts.state));
         facts.bracket = bracket.unwrap_or_default();
+        facts.used_percent = bracket.and_then(|_| io.used_percent());
         let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
         let mut recalled = Vec::new();
         if opened {

@@ -127,16 +127,20 @@ pub struct Vars<'a> {
     pub prompt_count: u64,
     /// `{bracket}`.
     pub bracket: &'a str,
+    /// `{used_percent}`: the percent of the context window in use, when read.
+    pub used_percent: Option<u8>,
 }
 
 /// The names [`expand`] knows; a rule's text naming one reads what it stands for.
-pub const VARS: [&str; 5] = ["branch", "issue", "session_id", "prompt_count", "bracket"];
+pub const VARS: [&str; 6] =
+    ["branch", "issue", "session_id", "prompt_count", "bracket", "used_percent"];
 
 /// The longest a variable's value is given (`{session_id}` comes from the payload).
 const MAX_VAR_CHARS: usize = 200;
 
-/// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}` and `{bracket}`
-/// replaced by what it stands for (`none` where there is nothing: no branch, no issue in it);
+/// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}`, `{bracket}` and
+/// `{used_percent}` replaced by what it stands for (`none` where there is nothing: no branch, no
+/// issue in it, the window not read);
 /// any other `{…}` is left as it is. Unchanged (not copied) when it names none. Linear in the
 /// text: each `{` is compared with the known names only.
 pub fn expand(text: String, vars: &Vars<'_>) -> String {
@@ -165,6 +169,7 @@ pub fn expand(text: String, vars: &Vars<'_>) -> String {
             "issue" => vars.branch.and_then(issue_of).unwrap_or_else(|| "none".to_owned()),
             "session_id" => capped(vars.session_id),
             "prompt_count" => vars.prompt_count.to_string(),
+            "used_percent" => vars.used_percent.map_or("none".to_owned(), |p| p.to_string()),
             _ => vars.bracket.to_owned(),
         };
         out.push_str(&value);
@@ -254,15 +259,16 @@ mod tests {
             session_id: "s1",
             prompt_count: 3,
             bracket: "moderate",
+            used_percent: Some(72),
         };
-        let text =
-            "On {branch} ({issue}), prompt {prompt_count} of {session_id}, {bracket}; {other} {";
+        let text = "On {branch} ({issue}), prompt {prompt_count} of {session_id}, {bracket} \
+                    ({used_percent}% used); {other} {";
         assert_eq!(
             expand(text.to_owned(), &vars),
-            "On feature/ABC-7-x (ABC-7), prompt 3 of s1, moderate; {other} {"
+            "On feature/ABC-7-x (ABC-7), prompt 3 of s1, moderate (72% used); {other} {"
         );
-        let none = Vars { branch: None, ..vars };
-        assert_eq!(expand("{branch} {issue}".to_owned(), &none), "none none");
+        let none = Vars { branch: None, used_percent: None, ..vars };
+        assert_eq!(expand("{branch} {issue} {used_percent}".to_owned(), &none), "none none none");
         assert_eq!(expand("{\"json\": 1}".to_owned(), &vars), "{\"json\": 1}");
         // Multi-byte text around and inside braces; a long session id is cut.
         assert_eq!(expand("é{branch}{é}".to_owned(), &vars), "éfeature/ABC-7-x{é}");

@@ -117,6 +117,7 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
                 project_root: Some(Path::new("/project")),
                 state,
                 bracket,
+                used_percent: branch.map(|_| 73),
                 branch,
             };
             let Ok(scan) = engine.scan(&facts, mode) else { continue };

@@ -179,6 +179,7 @@ fn evaluate(
         env,
         problems: Vec::new(),
         damaged: None,
+        used_percent: None,
     };
     if plan.opens {
         io.open(id);
@@ -221,6 +222,8 @@ struct HookIo<'p> {
     problems: Vec<String>,
     /// Why the memory database is damaged, when an operation found it so.
     damaged: Option<String>,
+    /// The percent of the window in use, when the bracket was read.
+    used_percent: Option<u8>,
 }
 
 /// The most memories one hook removes past `[memory] max` and `max_age_days`.
@@ -375,12 +378,17 @@ impl CallIo for HookIo<'_> {
         let window_tokens = self.env.window_tokens.unwrap_or(self.settings.window_tokens);
         let prompts = state.prompts_since_compaction;
         let (payload, settings) = (self.payload, &self.settings);
-        match &self.tail {
+        let reading = match &self.tail {
             Some(tail) => transcript::reading_from(tail, payload, settings, window_tokens, prompts),
             // No lock is held: the state was not opened.
             None => transcript::reading(self.transcript, payload, settings, window_tokens, prompts),
-        }
-        .bracket
+        };
+        self.used_percent = Some(reading.used_percent());
+        reading.bracket
+    }
+
+    fn used_percent(&mut self) -> Option<u8> {
+        self.used_percent
     }
 
     fn recall(&mut self, recall: &memory::Recall) -> Result<Vec<memory::Memory>, IoError> {

@@ -126,6 +126,19 @@ pub struct Reading {
     pub how: How,
 }
 
+impl Reading {
+    /// The percent of the window in use, whole.
+    pub fn used_percent(&self) -> u8 {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "clamped to 0..=100"
+        )]
+        let used = (100.0 - self.remaining).clamp(0.0, 100.0).round() as u8;
+        used
+    }
+}
+
 /// Where a [`Reading`] comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum How {

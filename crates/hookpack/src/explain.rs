@@ -427,6 +427,10 @@ impl CallIo for ReadOnly<'_> {
         bracket
     }
 
+    fn used_percent(&mut self) -> Option<u8> {
+        self.reading.as_ref().map(Reading::used_percent)
+    }
+
     fn recall(&mut self, recall: &Recall) -> Result<Vec<Memory>, IoError> {
         match &self.store {
             Some(store) => Ok(store.search(recall)?),

@@ -586,6 +586,7 @@ fn uses_state(r: &Rule) -> bool {
         || t.recall.is_some()
         || names(r, "prompt_count")
         || names(r, "bracket")
+        || names(r, "used_percent")
 }
 
 /// Whether rule `r`'s context or message names the variable `{var}` ([`hook_engine::text::expand`]).
@@ -599,7 +600,8 @@ fn names(r: &Rule, var: &str) -> bool {
 /// `once = "compaction"` and the estimate.
 fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
     let any = |f: &dyn Fn(&Rule) -> bool| rules.iter().any(|r| f(r));
-    let needs_bracket = any(&|r| !r.when.bracket.is_empty() || names(r, "bracket"));
+    let needs_bracket =
+        any(&|r| !r.when.bracket.is_empty() || names(r, "bracket") || names(r, "used_percent"));
     let recalls = |r: &Rule, handoff: bool| {
         r.then.recall.is_some_and(|r| (r.from == RecallFrom::Handoff) == handoff)
     };

@@ -247,6 +247,8 @@ pub struct Given {
     pub memories: Vec<(String, String)>,
     /// The project's current git branch; none: no branch checked out.
     pub branch: Option<String>,
+    /// The percent of the context window in use (`{used_percent}`); none: not known.
+    pub used_percent: Option<u8>,
 }
 
 /// What a test expects.

@@ -431,6 +431,11 @@ static GIVEN: Table = Table {
             "The project's current git branch; default: none checked out.",
         ),
         key(
+            "used_percent",
+            Shape::Integer { min: 0, max: 100 },
+            "The percent of the context window in use, which `{used_percent}` says; default: not known.",
+        ),
+        key(
             "injected",
             Shape::StringList,
             "Rules with `once` already given since the last compaction (full ids).",

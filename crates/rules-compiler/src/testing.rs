@@ -321,6 +321,7 @@ fn not_sent(pack: &Pack, test: &PackTest, err: &InputError) -> TestOutcome {
 struct Fixture {
     state: SessionState,
     bracket: Bracket,
+    used_percent: Option<u8>,
     memories: Vec<Memory>,
     /// The state the call saved.
     saved: Option<SessionState>,
@@ -345,6 +346,7 @@ impl Fixture {
         Fixture {
             state: initial_state(given),
             bracket: given.bracket,
+            used_percent: given.used_percent,
             memories,
             saved: None,
             problems: Vec::new(),
@@ -359,6 +361,10 @@ impl CallIo for Fixture {
 
     fn bracket(&mut self, _: &SessionState) -> Bracket {
         self.bracket
+    }
+
+    fn used_percent(&mut self) -> Option<u8> {
+        self.used_percent
     }
 
     fn recall(&mut self, recall: &Recall) -> Result<Vec<Memory>, IoError> {

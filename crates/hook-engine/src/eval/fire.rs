@@ -56,6 +56,7 @@ impl<'a> Engine<'a> {
             session_id: &facts.input.common.session_id,
             prompt_count: facts.state.prompt_count,
             bracket: facts.bracket.as_str(),
+            used_percent: facts.used_percent,
         };
         let expanded = |text: Option<String>| text.map(|text| expand(text, &vars));
         Ok(Fired {

@@ -50,6 +50,8 @@ pub struct Facts<'p> {
     pub state: SessionState,
     /// The context bracket.
     pub bracket: Bracket,
+    /// The percent of the context window in use, when the bracket was read.
+    pub used_percent: Option<u8>,
     /// The project's current git branch, when some rule reads it and `HEAD` names one.
     pub branch: Option<&'p str>,
 }

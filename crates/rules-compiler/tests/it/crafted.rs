@@ -241,6 +241,7 @@ fn run_hooks(bytes: &[u8], payloads: &[(EventKind, Value)]) {
             project_root: Some(Path::new("/p")),
             state: state.clone(),
             bracket: Bracket::Moderate,
+            used_percent: None,
             branch: None,
         };
         for mode in [Mode::Answer, Mode::Explain] {

@@ -127,6 +127,7 @@ fn fired(bytes: &AlignedBytes, kind: EventKind, payload: &Value) -> BTreeSet<usi
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
         bracket: hook_engine::Bracket::Fresh,
+        used_percent: None,
         branch: None,
     };
     let evaluation = engine.evaluate(&facts, Mode::Answer).unwrap();
@@ -412,6 +413,7 @@ fn the_program_index_finds_every_command_rule_that_fires() {
                 project_root: Some(Path::new("/p")),
                 state: SessionState::default(),
                 bracket: hook_engine::Bracket::Fresh,
+                used_percent: None,
                 branch: None,
             };
             let ids = |mode| -> BTreeSet<String> {

@@ -120,6 +120,7 @@ fn evaluate(bytes: &[u8], kind: EventKind, mode: Mode) -> (Result<Evaluation, Ar
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
         bracket: hook_engine::Bracket::Fresh,
+        used_percent: None,
         branch: None,
     };
     let scan = match engine.scan(&facts, mode) {
@@ -303,6 +304,7 @@ fn evaluate_payload(
         project_root: Some(Path::new("/p")),
         state: SessionState::default(),
         bracket: hook_engine::Bracket::Fresh,
+        used_percent: None,
         branch: None,
     };
     let scan = engine.scan(&facts, Mode::Answer).unwrap();

@@ -538,18 +538,18 @@ expect = { rules = [] }
 id = "status"
 on = "UserPromptSubmit"
 keywords = ["status"]
-context = "Branch {branch}, issue {issue}, prompt {prompt_count}, {bracket} bracket; {unknown} stays."
+context = "Branch {branch}, issue {issue}, prompt {prompt_count}, {bracket} bracket ({used_percent}% used); {unknown} stays."
 
 [[test]]
 name = "the variables"
-given = { branch = "feature/ABC-12-pay", prompts = 4, bracket = "depleted" }
+given = { branch = "feature/ABC-12-pay", prompts = 4, bracket = "depleted", used_percent = 78 }
 event = { hook_event_name = "UserPromptSubmit", prompt = "status" }
-expect = { rules = ["b/features", "b/status"], context_contains = ["Branch feature/ABC-12-pay, issue ABC-12, prompt 5, depleted bracket; {unknown} stays."] }
+expect = { rules = ["b/features", "b/status"], context_contains = ["Branch feature/ABC-12-pay, issue ABC-12, prompt 5, depleted bracket (78% used); {unknown} stays."] }
 
 [[test]]
 name = "the variables without a branch"
 event = { hook_event_name = "UserPromptSubmit", prompt = "status" }
-expect = { rules = ["b/status"], context_contains = ["Branch none, issue none, prompt 1, fresh bracket"] }
+expect = { rules = ["b/status"], context_contains = ["Branch none, issue none, prompt 1, fresh bracket (none% used)"] }
 "#,
     );
     for outcome in run_tests(&pack).unwrap() {
