@@ -357,18 +357,22 @@ fn the_builtin_guard_pack_is_used_when_the_config_names_it() {
 
 #[test]
 fn brackets_come_from_the_transcript_tail() {
-    let pack = "[pack]\nname = \"ctx\"\n\n[[rule]]\nid = \"handoff\"\non = \"UserPromptSubmit\"\nbracket = \"critical\"\ncontext = \"Context is nearly full: write a handoff.\"\n\n[[rule]]\nid = \"fresh-note\"\non = \"UserPromptSubmit\"\nbracket = [\"fresh\"]\ncontext = \"Plenty of room.\"\n";
+    let pack = "[pack]\nname = \"ctx\"\n\n[[rule]]\nid = \"handoff\"\non = \"UserPromptSubmit\"\nbracket = \"critical\"\ncontext = \"Context is nearly full: write a handoff.\"\n\n[[rule]]\nid = \"fresh-note\"\non = \"UserPromptSubmit\"\nbracket = [\"fresh\"]\ncontext = \"Plenty of room.\"\n\n[[rule]]\nid = \"gauge\"\non = \"UserPromptSubmit\"\ncontext = \"{used_percent}% of the window used ({bracket}).\"\n";
     let dir = project("brackets", &[(".claude/hookpack/packs/ctx.toml", pack)]);
     assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
     let transcript = dir.join("transcript.jsonl");
     let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "/p",
                         "transcript_path": transcript, "prompt": "go on"});
-    for (tokens, expected) in [(190_000, "write a handoff"), (10_000, "Plenty of room")] {
+    for (tokens, expected, gauge) in [
+        (190_000, "write a handoff", "95% of the window used (critical)."),
+        (10_000, "Plenty of room", "5% of the window used (fresh)."),
+    ] {
         let line = json!({"type": "assistant", "message": {"id": "msg_1", "model": "claude-sonnet-4-5",
             "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 10}}});
         std::fs::write(&transcript, format!("{line}\n")).unwrap();
         let (_, stdout, _) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
         assert!(stdout.contains(expected), "{tokens} tokens: {stdout}");
+        assert!(stdout.contains(gauge), "{tokens} tokens: {stdout}");
     }
 }
 
