@@ -163,8 +163,8 @@ pub struct Settings {
     pub state_events: EventSet,
     /// Whether `PreCompact` writes a handoff (some rule recalls it).
     pub writes_handoff: bool,
-    /// Whether some rule reads the current git branch, so a hook reads `.git/HEAD`.
-    pub reads_branch: bool,
+    /// The events some rule of which reads the current git branch: their hooks read `.git/HEAD`.
+    pub branch_events: EventSet,
 }
 
 impl Settings {

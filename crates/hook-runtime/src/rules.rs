@@ -154,7 +154,8 @@ fn evaluate(
     // the project (a worktree of it has its own), else from the project's root.
     let branch = engine
         .settings()
-        .reads_branch
+        .branch_events
+        .contains(input.kind())
         .then(|| {
             let cwd = Path::new(&input.common.cwd);
             let start = project_root.filter(|root| !cwd.starts_with(root)).unwrap_or(cwd);

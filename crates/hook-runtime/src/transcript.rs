@@ -391,7 +391,7 @@ mod tests {
             counts_compactions: true,
             state_events: hook_engine::EventSet::default(),
             writes_handoff: false,
-            reads_branch: false,
+            branch_events: hook_engine::EventSet::default(),
         };
         let nothing: io::Result<(Usage, u64)> = Ok((Usage::Unknown, 0));
         let resumed = serde_json::json!({"source": "resume", "model": "claude-opus-5-5",

@@ -154,7 +154,7 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
         &input,
         &payload,
         project_root,
-        branch.as_deref().filter(|_| settings.reads_branch),
+        branch.as_deref().filter(|_| settings.branch_events.contains(kind)),
         Mode::Explain,
         &mut io,
     )?;
@@ -225,7 +225,7 @@ fn print_session(
             "        (no rule reads the bracket: the hook reads the transcript only to size the budget)"
         );
     }
-    if settings.reads_branch {
+    if settings.branch_events.contains(kind) {
         match branch {
             Some(branch) => println!("branch: `{branch}`"),
             None => println!("branch: none (no git repository, or no branch checked out)"),

@@ -621,9 +621,12 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
             || any(&|r| r.then.once == Some(Once::Compaction))
             || any(&|r| recalls(r, false)),
         writes_handoff: any(&|r| recalls(r, true)),
-        reads_branch: any(&|r| {
-            !r.when.branch.is_empty() || names(r, "branch") || names(r, "issue")
-        }),
+        branch_events: EventSet::of(
+            rules
+                .iter()
+                .filter(|r| !r.when.branch.is_empty() || names(r, "branch") || names(r, "issue"))
+                .flat_map(|r| r.on.iter().copied()),
+        ),
         state_events: EventSet::default(),
     };
     hooks.state_events = state_events(rules, &hooks);

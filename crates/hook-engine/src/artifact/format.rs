@@ -296,8 +296,10 @@ pub mod settings {
     pub const MEMORY_MAX: usize = 18;
     /// `[memory] max_age_days`: days a memory is kept; 0 for ever.
     pub const MEMORY_MAX_AGE_DAYS: usize = 19;
+    /// Events whose hooks read the current git branch, 2 words (low, high).
+    pub const BRANCH_EVENTS: usize = 20;
     /// Words.
-    pub const LEN: usize = 20;
+    pub const LEN: usize = 22;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
     /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).
@@ -306,8 +308,6 @@ pub mod settings {
     pub const COUNTS_COMPACTIONS: u32 = 4;
     /// [`FLAGS`] bit: some rule recalls the handoff, so `PreCompact` writes one.
     pub const WRITES_HANDOFF: u32 = 8;
-    /// [`FLAGS`] bit: some rule reads the current git branch (`branch`).
-    pub const READS_BRANCH: u32 = 16;
 }
 
 /// The keyword section, in words: header, then arrays.

@@ -628,7 +628,6 @@ impl SettingsRecord {
             (s.counts_prompts, settings::COUNTS_PROMPTS),
             (s.counts_compactions, settings::COUNTS_COMPACTIONS),
             (s.writes_handoff, settings::WRITES_HANDOFF),
-            (s.reads_branch, settings::READS_BRANCH),
         ]
         .into_iter()
         .filter(|&(on, _)| on)
@@ -638,6 +637,11 @@ impl SettingsRecord {
             u32::from_le_bytes([events[0], events[1], events[2], events[3]]);
         w[settings::STATE_EVENTS + 1] =
             u32::from_le_bytes([events[4], events[5], events[6], events[7]]);
+        let branch = s.branch_events.bits().to_le_bytes();
+        w[settings::BRANCH_EVENTS] =
+            u32::from_le_bytes([branch[0], branch[1], branch[2], branch[3]]);
+        w[settings::BRANCH_EVENTS + 1] =
+            u32::from_le_bytes([branch[4], branch[5], branch[6], branch[7]]);
         for (at, list) in [
             (settings::NAMESPACES_L, self.namespaces),
             (settings::ALIASES_L, self.aliases),
@@ -666,7 +670,10 @@ impl SettingsRecord {
                 counts_prompts: flags & settings::COUNTS_PROMPTS != 0,
                 counts_compactions: flags & settings::COUNTS_COMPACTIONS != 0,
                 writes_handoff: flags & settings::WRITES_HANDOFF != 0,
-                reads_branch: flags & settings::READS_BRANCH != 0,
+                branch_events: EventSet::from_bits(
+                    u64::from(w(settings::BRANCH_EVENTS))
+                        | (u64::from(w(settings::BRANCH_EVENTS + 1)) << 32),
+                ),
                 state_events: EventSet::from_bits(events),
             },
             namespaces: words.list_ref(settings::NAMESPACES_L),
@@ -917,7 +924,7 @@ mod tests {
                 counts_prompts: false,
                 counts_compactions: true,
                 writes_handoff: true,
-                reads_branch: true,
+                branch_events: EventSet::of([EventKind::UserPromptSubmit, EventKind::SessionEnd]),
                 state_events: EventSet::of([EventKind::Stop, EventKind::PreCompact]),
             },
             namespaces: ListRef { offset: 3, len: 4 },
