@@ -95,6 +95,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             "events that take additionalContext, and PreCompact (compaction instructions)";
         if let Some(value) = self.key("context", EventKind::takes_context, context_what) {
             then.context = str_item(value).map(|(s, _)| s.to_owned());
+            self.reader.variable_typos(value);
             if self.on.iter().any(|&k| matches!(k, EventKind::Stop | EventKind::SubagentStop)) {
                 self.reader.warning(
                     value.span(),
@@ -222,6 +223,7 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             "events whose systemMessage Claude Code shows",
         ) {
             then.message = str_item(value).map(|(s, _)| s.to_owned());
+            self.reader.variable_typos(value);
         }
         if let Some(value) = self.key(
             "stop",

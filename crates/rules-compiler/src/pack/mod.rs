@@ -178,6 +178,33 @@ impl Reader<'_> {
         Some(ToolMatcher::Regex(matcher.to_owned()))
     }
 
+    /// Warns about each `{name}` in a context or message that is a typo of a variable
+    /// (`{brnach}`): it would stay as written. Braces naming nothing close (JSON, code) are text.
+    fn variable_typos(&mut self, value: &Item<'_>) {
+        let Some((text, span)) = str_item(value) else { return };
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open + 1..];
+            let name_len = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            rest = after;
+            let Some(len) = name_len.filter(|&len| len > 0 && after[len..].starts_with('}')) else {
+                continue;
+            };
+            let name = &after[..len];
+            if hook_engine::text::VARS.contains(&name) {
+                continue;
+            }
+            if let Some(meant) =
+                shape::suggestion_within(name, hook_engine::text::VARS.iter().copied(), 2)
+            {
+                self.warning(
+                    span.clone(),
+                    format!("`{{{name}}}` is no variable and stays as written; did you mean `{{{meant}}}`?"),
+                );
+            }
+        }
+    }
+
     /// Warns when a tool regex matches no tool Claude Code has (nor an MCP tool named like one)
     /// but would in another case: `^(bash|write)$` never matches a call.
     fn tool_regex_case(&mut self, matcher: &str, span: Range<usize>) {
