@@ -156,12 +156,12 @@ fn evaluate(
         .settings()
         .branch_events
         .contains(input.kind())
-        .then(|| {
+        .then_some(project_root)
+        .flatten()
+        .and_then(|root| {
             let cwd = Path::new(&input.common.cwd);
-            let start = project_root.filter(|root| !cwd.starts_with(root)).unwrap_or(cwd);
-            project_root.and_then(|_| crate::git::current_branch(start))
-        })
-        .flatten();
+            crate::git::current_branch(if cwd.starts_with(root) { cwd } else { root })
+        });
     let plan = Plan::new(engine, input, payload, project_root, branch.as_deref(), Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
     let id = input.common.session_id.as_str();
