@@ -21,6 +21,7 @@ use crate::eval::{Engine, Evaluation, Facts, Mode, Scan};
 use crate::memory::{self, Captured, Memory, Recall};
 use crate::rule::{Once, RecallFrom};
 use crate::session::{Bracket, SessionState, Settings};
+use crate::signal::{self, Outcome};
 
 /// Why a store could not do what a call asked.
 pub type IoError = Box<dyn std::error::Error>;
@@ -325,6 +326,7 @@ fn memories(
             fired.add_recalled(found);
         }
     }
+    weigh_signals(engine, io, evaluation, settings)?;
     // Stored after the recalls, so that a prompt does not recall what it just said.
     for captured in &evaluation.captures {
         io.remember(captured)?;
@@ -337,3 +339,61 @@ fn memories(
     }
     Ok(recalled)
 }
+
+/// What becomes of the signals the rules found: a signal the store already holds is let go;
+/// one as sure as `[memory] auto` is captured; one as sure as `suggest` is suggested to the
+/// model in its rule's context (with the marker that keeps it); the rest are let go.
+fn weigh_signals(
+    engine: &Engine<'_>,
+    io: &mut dyn CallIo,
+    evaluation: &mut Evaluation,
+    settings: &Settings,
+) -> Result<(), IoError> {
+    let Evaluation { signals, captures, fired, .. } = evaluation;
+    for found in signals.iter_mut().filter(|s| s.outcome.is_none()) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0 to 1000")]
+        let permille = (found.confidence * 1000.0).round() as u32;
+        let outcome = if permille < settings.signal_suggest {
+            Outcome::Weak
+        } else {
+            let terms = memory::first_terms(&found.text, memory::MAX_QUERY_TERMS);
+            let similar = if terms.is_empty() {
+                Vec::new()
+            } else {
+                io.recall(&Recall { from: RecallFrom::Prompt, max: NOVELTY_NEIGHBOURS, terms })?
+            };
+            if !signal::is_novel(&found.text, similar.iter().map(|m| m.text.as_str())) {
+                Outcome::Known
+            } else if permille >= settings.signal_auto {
+                Outcome::Captured
+            } else {
+                Outcome::Suggested
+            }
+        };
+        match outcome {
+            Outcome::Captured => captures.push(Captured {
+                rule: found.rule.clone(),
+                namespace: found.namespace.clone(),
+                text: found.text.clone(),
+                confidence: found.confidence,
+                note: None,
+            }),
+            Outcome::Suggested => {
+                let marker = engine.memory_settings().map_or_else(
+                    |_| format!("remember:{}", found.namespace),
+                    |config| config.marker_for(&found.namespace),
+                );
+                if let Some(rule) = fired.iter_mut().find(|f| f.id == found.rule) {
+                    rule.add_recalled(signal::suggestion(found, &marker));
+                }
+            }
+            Outcome::Weak | Outcome::Known | Outcome::Marked => {}
+        }
+        found.outcome = Some(outcome);
+    }
+    Ok(())
+}
+
+/// The stored memories a signal is compared with for novelty: those sharing the most of its
+/// terms.
+const NOVELTY_NEIGHBOURS: usize = 3;

@@ -15,6 +15,7 @@ pub mod path_keys;
 pub mod rule;
 mod session;
 pub mod shell;
+pub mod signal;
 pub mod template;
 pub mod text;
 

@@ -93,8 +93,24 @@ impl MemorySettings<'_> {
         self.aliases.iter().find(|(alias, _)| *alias == name).map(|(_, ns)| *ns)
     }
 
+    /// The marker that keeps text in `namespace`, without its brackets: its shorthand that is
+    /// the namespace in the singular (`decision`), else one that is the namespace, else its
+    /// first, else `remember:namespace`.
+    pub fn marker_for(&self, namespace: &str) -> String {
+        let singular = namespace.strip_suffix('s').unwrap_or(namespace);
+        let mine = || self.aliases.iter().filter(|(_, ns)| ns.eq_ignore_ascii_case(namespace));
+        let best = mine()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(singular))
+            .or_else(|| mine().find(|(alias, _)| alias.eq_ignore_ascii_case(namespace)))
+            .or_else(|| mine().next());
+        match best {
+            Some((alias, _)) => (*alias).to_owned(),
+            None => format!("remember:{namespace}"),
+        }
+    }
+
     /// `name` resolved, or the fallback with a note saying so.
-    fn resolve(&self, name: &str) -> (String, Option<String>) {
+    pub fn resolve(&self, name: &str) -> (String, Option<String>) {
         match self.namespace(name) {
             Some(ns) => (ns.to_owned(), None),
             None => {

@@ -153,6 +153,10 @@ pub struct Settings {
     pub memory_max: u32,
     /// Memories older than this many days are removed; 0: kept however old.
     pub memory_max_age_days: u32,
+    /// `[memory] auto`: a signal this sure, in thousandths, is captured.
+    pub signal_auto: u32,
+    /// `[memory] suggest`: a signal this sure, in thousandths, is suggested to the model.
+    pub signal_suggest: u32,
     /// Whether some rule reads the context bracket (so the transcript must be read).
     pub needs_bracket: bool,
     /// Whether `UserPromptSubmit` counts prompts (for `every` and the bracket estimate).

@@ -386,6 +386,8 @@ mod tests {
             max_age_days: 30,
             memory_max: 0,
             memory_max_age_days: 0,
+            signal_auto: 850,
+            signal_suggest: 700,
             needs_bracket: true,
             counts_prompts: true,
             counts_compactions: true,

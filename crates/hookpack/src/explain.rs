@@ -275,6 +275,9 @@ fn print_evaluation(call: &Call) {
             (None, None, None) if evaluation.captures.iter().any(|c| c.rule == fired.id) => {
                 "capture".to_owned()
             }
+            (None, None, None) if evaluation.signals.iter().any(|s| s.rule == fired.id) => {
+                "signal".to_owned()
+            }
             _ => "state".to_owned(),
         };
         println!("  {}  {what}", fired.id);
@@ -295,6 +298,14 @@ fn print_evaluation(call: &Call) {
                 fired.layer.as_str(),
                 fired.priority
             );
+        }
+    }
+    if !evaluation.signals.is_empty() {
+        println!("signals:");
+        for s in &evaluation.signals {
+            let outcome = s.outcome.map_or("not weighed (no session state)", |o| o.as_str());
+            println!("  {}  [{}] {:.3}: {outcome}", s.rule, s.namespace, s.confidence);
+            println!("      {}", s.text.lines().next().unwrap_or(""));
         }
     }
     if !evaluation.captures.is_empty() {

@@ -14,7 +14,9 @@ use hook_engine::artifact::{
 use hook_engine::command::Pattern;
 use hook_model::EventKind;
 
-use crate::emit::{MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa};
+use crate::emit::{
+    MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa, regex_reverse_dfa,
+};
 use crate::error::Error;
 use crate::model::{Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher};
 
@@ -34,6 +36,10 @@ pub struct ConfigSettings {
     pub memory_max: u32,
     /// Memories older than this many days are removed; 0: kept however old.
     pub memory_max_age_days: u32,
+    /// A signal this sure (in thousandths) is captured (`[memory] auto`).
+    pub signal_auto: u32,
+    /// A signal this sure (in thousandths) is suggested (`[memory] suggest`).
+    pub signal_suggest: u32,
     /// Memory namespaces.
     pub namespaces: Vec<String>,
     /// Marker shorthand → namespace.
@@ -53,6 +59,8 @@ impl Default for ConfigSettings {
             max_age_days: 7,
             memory_max: DEFAULT_MEMORY_MAX,
             memory_max_age_days: 0,
+            signal_auto: 850,
+            signal_suggest: 700,
             namespaces: owned(&DEFAULT_NAMESPACES),
             aliases: DEFAULT_ALIASES.iter().map(|&(a, n)| (a.to_owned(), n.to_owned())).collect(),
             private_tags: owned(&DEFAULT_PRIVATE_TAGS),
@@ -309,7 +317,7 @@ impl<'r> Emitter<'r> {
 
         match &c.tool {
             Some(ToolMatcher::Names(names)) => rec.tool_names = self.w.str_list(names),
-            Some(ToolMatcher::Regex(pattern)) => rec.tool_regex = Some(self.regex(pattern)?),
+            Some(ToolMatcher::Regex(pattern)) => rec.tool_regex = Some(self.regex(pattern, false)?),
             None => {}
         }
         let paths = self.glob_list(&c.paths)?;
@@ -325,8 +333,9 @@ impl<'r> Emitter<'r> {
         rec.keywords_all = self.w.list(&all);
         let exclude = self.term_ids(&c.exclude);
         rec.exclude = self.w.list(&exclude);
+        let signal = t.capture.as_ref().is_some_and(|c| c.signal);
         let regex_list: Vec<u32> =
-            c.regex.iter().map(|p| self.regex(p)).collect::<Result<_, _>>()?;
+            c.regex.iter().map(|p| self.regex(p, signal)).collect::<Result<_, _>>()?;
         let w = &mut self.w;
         rec.regex = w.list(&regex_list);
         rec.star = w.str_list(&c.star);
@@ -361,6 +370,7 @@ impl<'r> Emitter<'r> {
                 namespace: w.str(capture.namespace.as_deref().unwrap_or("")),
                 confidence,
                 markers: capture.markers,
+                signal: capture.signal,
             });
         }
         Ok(rec)
@@ -388,15 +398,26 @@ impl<'r> Emitter<'r> {
             .collect()
     }
 
-    /// The regex id of `pattern`, its automaton stored the first time.
-    fn regex(&mut self, pattern: &'r str) -> Result<u32, Error> {
-        if let Some(&id) = self.regex_ids.get(pattern) {
-            return Ok(id);
+    /// The regex id of `pattern`, its automaton stored the first time; with `spans` (a
+    /// signal's, whose matches are found whole), its reverse automaton too, named by the
+    /// entry's flags.
+    fn regex(&mut self, pattern: &'r str, spans: bool) -> Result<u32, Error> {
+        let id = match self.regex_ids.get(pattern) {
+            Some(&id) => id,
+            None => {
+                let dfa = regex_dfa(pattern)?;
+                let source = self.w.str(pattern);
+                let id = self.regexes.push(Some(&dfa), 0, (source.offset, source.len));
+                self.regex_ids.insert(pattern, id);
+                id
+            }
+        };
+        if spans && self.regexes.flags(id) == 0 {
+            let reverse = regex_reverse_dfa(pattern)?;
+            let source = self.w.str(pattern);
+            let at = self.regexes.push(Some(&reverse), 0, (source.offset, source.len));
+            self.regexes.set_flags(id, at + 1);
         }
-        let dfa = regex_dfa(pattern)?;
-        let source = self.w.str(pattern);
-        let id = self.regexes.push(Some(&dfa), 0, (source.offset, source.len));
-        self.regex_ids.insert(pattern, id);
         Ok(id)
     }
 }
@@ -612,6 +633,8 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
         max_age_days: config.max_age_days,
         memory_max: config.memory_max,
         memory_max_age_days: config.memory_max_age_days,
+        signal_auto: config.signal_auto,
+        signal_suggest: config.signal_suggest,
         needs_bracket,
         // The bracket's estimate counts prompts and compactions.
         counts_prompts: needs_bracket

@@ -211,6 +211,9 @@ pub struct Capture {
     pub confidence: f64,
     /// Only marked text is captured.
     pub markers: bool,
+    /// A signal: the sentence around each match of the rule's regexes, its confidence adjusted
+    /// by the match, captured or suggested by `[memory] auto` and `suggest`.
+    pub signal: bool,
 }
 
 /// A `[[test]]` case.
@@ -274,6 +277,17 @@ pub struct Expectation {
     pub not_flags: Vec<String>,
     /// The bracket.
     pub bracket: Option<Bracket>,
-    /// Exactly these memories are captured: (namespace, text).
-    pub captures: Option<Vec<(String, String)>>,
+    /// Exactly these memories are captured.
+    pub captures: Option<Vec<ExpectedCapture>>,
+}
+
+/// A memory a test expects captured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExpectedCapture {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its text.
+    pub text: String,
+    /// Its confidence, when the test says (to a thousandth).
+    pub confidence: Option<f64>,
 }

@@ -374,6 +374,14 @@ static CAPTURE: Table = Table {
             "Capture only text marked `[remember] …`, `[decision] …`, `:::ns … :::` (the rule \
              fires only when there is some); each marker picks its namespace.",
         ),
+        key(
+            "signal",
+            Shape::Bool,
+            "A signal: the sentence around each match of the rule's `regex` is a memory of \
+             `confidence` adjusted by the match (longer, a full sentence, emphasis words: higher), \
+             captured at or above `[memory] auto`, suggested to the model at or above `suggest`, \
+             unless the store already holds it.",
+        ),
     ],
 };
 
@@ -453,6 +461,20 @@ static MEMORY_ITEM: Table = Table {
     ],
 };
 
+static CAPTURE_ITEM: Table = Table {
+    what: "a captured memory",
+    doc: "A memory captured: its namespace, text and (to a thousandth) confidence.",
+    keys: &[
+        key("namespace", Shape::String, "The namespace, e.g. `decisions`."),
+        key("text", Shape::String, "The text."),
+        key(
+            "confidence",
+            Shape::Number { min: 0.0, max: 1.0 },
+            "Its confidence, to a thousandth (a signal's, adjusted by its match).",
+        ),
+    ],
+};
+
 static EXPECT: Table = Table {
     what: "`expect`",
     doc: "What a test expects.",
@@ -477,7 +499,7 @@ static EXPECT: Table = Table {
         key("bracket", Shape::Enum(BRACKETS), "The context bracket."),
         key(
             "captures",
-            Shape::Tables(&MEMORY_ITEM),
+            Shape::Tables(&CAPTURE_ITEM),
             "Exactly these memories are captured, in order (`[]`: none).",
         ),
     ],
@@ -565,6 +587,21 @@ static MEMORY_CONFIG: Table = Table {
             "max_age_days",
             Shape::Integer { min: 0, max: 36_500 },
             "Memories older than this many days are removed as new ones are stored, and by `hookpack memory prune`. 0 (the default): kept however old.",
+        ),
+        key(
+            "signals",
+            Shape::Bool,
+            "Whether `capture = { signal = true }` rules (the builtin memory pack's detector) are in force. Default true.",
+        ),
+        key(
+            "auto",
+            Shape::Number { min: 0.0, max: 1.0 },
+            "A signal this sure or more is captured without asking. Default 0.85.",
+        ),
+        key(
+            "suggest",
+            Shape::Number { min: 0.0, max: 1.0 },
+            "A signal this sure or more (and under `auto`) is suggested to the model, which keeps it by writing its marker. Default 0.7.",
         ),
     ],
 };

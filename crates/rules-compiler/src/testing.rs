@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::compile::{ConfigSettings, Sources, compile};
 use crate::error::Error;
-use crate::model::{Decision, Expectation, Given, Pack, PackTest, Rule};
+use crate::model::{Decision, Expectation, ExpectedCapture, Given, Pack, PackTest, Rule};
 use crate::project::{Fate, Loaded};
 
 /// The outcome of one test.
@@ -396,17 +396,36 @@ impl CallIo for Fixture {
     }
 }
 
-/// Whether exactly the `wanted` memories were captured.
+/// Whether exactly the `wanted` memories were captured (with the confidence a test names).
 fn check_captures(
-    wanted: Option<&[(String, String)]>,
+    wanted: Option<&[ExpectedCapture]>,
     evaluation: &hook_engine::Evaluation,
     failures: &mut Vec<String>,
 ) {
     let Some(wanted) = wanted else { return };
-    let got: Vec<(String, String)> =
-        evaluation.captures.iter().map(|c| (c.namespace.clone(), c.text.clone())).collect();
-    if wanted != got {
-        failures.push(format!("expected captures {wanted:?}, got {got:?}"));
+    let got = &evaluation.captures;
+    let same = wanted.len() == got.len()
+        && wanted.iter().zip(got).all(|(w, c)| {
+            w.namespace == c.namespace
+                && w.text == c.text
+                && w.confidence.is_none_or(|x| (x - f64::from(c.confidence)).abs() < 0.000_5)
+        });
+    if !same {
+        let shown = |namespace: &str, text: &str, confidence: Option<f64>| match confidence {
+            Some(c) => format!("({namespace:?}, {text:?}, {c:.3})"),
+            None => format!("({namespace:?}, {text:?})"),
+        };
+        let wanted: Vec<String> =
+            wanted.iter().map(|w| shown(&w.namespace, &w.text, w.confidence)).collect();
+        let got: Vec<String> = got
+            .iter()
+            .map(|c| shown(&c.namespace, &c.text, Some(f64::from(c.confidence))))
+            .collect();
+        failures.push(format!(
+            "expected captures [{}], got [{}]",
+            wanted.join(", "),
+            got.join(", ")
+        ));
     }
 }
 

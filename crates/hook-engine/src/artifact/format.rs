@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 13;
+pub const FORMAT_VERSION: u32 = 14;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -212,6 +212,9 @@ pub mod flag {
     /// `capture.markers = true`: only marked text is captured, and the rule fires only when
     /// its text has a marker.
     pub const CAPTURE_MARKERS: u32 = 1 << 8;
+    /// `capture.signal = true`: the rule's regex matches are signals (their regex entries'
+    /// flags name their reverse automata).
+    pub const CAPTURE_SIGNAL: u32 = 1 << 9;
 }
 
 /// Bits of [`rule::RECALL`].
@@ -298,8 +301,12 @@ pub mod settings {
     pub const MEMORY_MAX_AGE_DAYS: usize = 19;
     /// Events whose hooks read the current git branch, 2 words (low, high).
     pub const BRANCH_EVENTS: usize = 20;
+    /// `[memory] auto`: a signal this sure, in thousandths, is captured.
+    pub const SIGNAL_AUTO: usize = 22;
+    /// `[memory] suggest`: a signal this sure, in thousandths, is suggested.
+    pub const SIGNAL_SUGGEST: usize = 23;
     /// Words.
-    pub const LEN: usize = 22;
+    pub const LEN: usize = 24;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
     /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).

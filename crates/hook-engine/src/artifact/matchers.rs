@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use regex_automata::dfa::Automaton;
 use regex_automata::dfa::sparse::DFA;
@@ -96,6 +97,63 @@ impl<'a> Matchers<'a> {
             Ok(found) => Ok(found.is_some()),
             Err(_) => Err(ArtifactError::Malformed("regex automaton gave up")),
         }
+    }
+
+    /// Where regex `index` matches in `text`: its leftmost-first matches, each after the one
+    /// before, at most `max`. Needs the reverse automaton the compiler stores for a signal's
+    /// regexes (named by the entry's flags).
+    ///
+    /// # Errors
+    ///
+    /// When the matcher is damaged or has no reverse automaton, or `effort` runs out.
+    pub fn regex_spans(
+        &self,
+        index: u32,
+        text: &str,
+        max: usize,
+        effort: &Effort,
+    ) -> Result<Vec<Range<usize>>, ArtifactError> {
+        let forward =
+            self.dfa(index, effort)?.ok_or(ArtifactError::Malformed("regex without automaton"))?;
+        let reverse = self.entry_word(index, 2)?.checked_sub(1);
+        let reverse = reverse.ok_or(ArtifactError::Malformed("regex without reverse automaton"))?;
+        let reverse = self
+            .dfa(reverse, effort)?
+            .ok_or(ArtifactError::Malformed("regex without automaton"))?;
+        let gave_up = |_| ArtifactError::Malformed("regex automaton gave up");
+        let mut spans = Vec::new();
+        let mut at = 0;
+        while at <= text.len() && spans.len() < max {
+            let Some(end) =
+                forward.try_search_fwd(&Input::new(text).range(at..)).map_err(gave_up)?
+            else {
+                effort.scan(text.len() - at)?;
+                break;
+            };
+            let end = end.offset();
+            effort.scan(end - at)?;
+            let back = Input::new(text).range(at..end).anchored(Anchored::Yes);
+            let start = reverse.try_search_rev(&back).map_err(gave_up)?;
+            let start = start.ok_or(ArtifactError::Malformed("reverse automaton disagrees"))?;
+            let start = start.offset();
+            effort.scan(end - start)?;
+            spans.push(start..end);
+            // An empty match moves on by a character, as regex iterators do.
+            at = if end > start {
+                end
+            } else {
+                text[end..].chars().next().map_or(text.len() + 1, |c| end + c.len_utf8())
+            };
+        }
+        Ok(spans)
+    }
+
+    /// Word `word` of matcher `index`'s entry.
+    fn entry_word(&self, index: u32, word_at: usize) -> Result<u32, ArtifactError> {
+        if index as usize >= self.count {
+            return Err(ArtifactError::Malformed("matcher index"));
+        }
+        word(self.section, 1 + index as usize * ENTRY + word_at)
     }
 
     fn dfa(&self, index: u32, effort: &Effort) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {

@@ -154,6 +154,8 @@ pub struct CaptureRecord {
     pub confidence: f32,
     /// `markers = true`: only marked text is captured.
     pub markers: bool,
+    /// `signal = true`: each match of the rule's regexes is a signal.
+    pub signal: bool,
 }
 
 impl RuleRecord {
@@ -204,6 +206,7 @@ impl RuleRecord {
         w[rule::EVENTS + 1] = u32::from_le_bytes([events[4], events[5], events[6], events[7]]);
         let capture = self.capture.is_some();
         let markers = self.capture.is_some_and(|c| c.markers);
+        let signal = self.capture.is_some_and(|c| c.signal);
         w[rule::FLAGS] = [
             (self.pinned, flag::PINNED),
             (self.fail_closed, flag::FAIL_CLOSED),
@@ -213,6 +216,7 @@ impl RuleRecord {
             (self.changes_state, flag::CHANGES_STATE),
             (self.has_context, flag::CONTEXT),
             (self.uses_state, flag::USES_STATE),
+            (signal, flag::CAPTURE_SIGNAL),
             (markers, flag::CAPTURE_MARKERS),
         ]
         .into_iter()
@@ -510,6 +514,7 @@ impl<'a> RuleView<'a> {
             namespace: self.0.str_ref(rule::CAPTURE_NAMESPACE_S),
             confidence: f32::from_bits(self.0.get(rule::CAPTURE_CONFIDENCE)),
             markers: self.captures_markers(),
+            signal: self.flag(flag::CAPTURE_SIGNAL),
         })
     }
 
@@ -623,6 +628,8 @@ impl SettingsRecord {
         w[settings::MAX_AGE_DAYS] = s.max_age_days;
         w[settings::MEMORY_MAX] = s.memory_max;
         w[settings::MEMORY_MAX_AGE_DAYS] = s.memory_max_age_days;
+        w[settings::SIGNAL_AUTO] = s.signal_auto;
+        w[settings::SIGNAL_SUGGEST] = s.signal_suggest;
         w[settings::FLAGS] = [
             (s.needs_bracket, settings::NEEDS_BRACKET),
             (s.counts_prompts, settings::COUNTS_PROMPTS),
@@ -666,6 +673,8 @@ impl SettingsRecord {
                 max_age_days: w(settings::MAX_AGE_DAYS),
                 memory_max: w(settings::MEMORY_MAX),
                 memory_max_age_days: w(settings::MEMORY_MAX_AGE_DAYS),
+                signal_auto: w(settings::SIGNAL_AUTO),
+                signal_suggest: w(settings::SIGNAL_SUGGEST),
                 needs_bracket: flags & settings::NEEDS_BRACKET != 0,
                 counts_prompts: flags & settings::COUNTS_PROMPTS != 0,
                 counts_compactions: flags & settings::COUNTS_COMPACTIONS != 0,
@@ -813,7 +822,12 @@ mod tests {
             set_flags: l(),
             unset: Unset { agent: true, workflow: false, task: true },
             unset_flags: l(),
-            capture: Some(CaptureRecord { namespace, confidence: 0.75, markers: true }),
+            capture: Some(CaptureRecord {
+                namespace,
+                confidence: 0.75,
+                markers: true,
+                signal: true,
+            }),
             recall: Some(RecallSpec {
                 from: [RecallFrom::Path, RecallFrom::Prompt, RecallFrom::Handoff]
                     [seed as usize % 3],
@@ -920,6 +934,8 @@ mod tests {
                 max_age_days: 9,
                 memory_max: 5000,
                 memory_max_age_days: 90,
+                signal_auto: 850,
+                signal_suggest: 650,
                 needs_bracket: true,
                 counts_prompts: false,
                 counts_compactions: true,

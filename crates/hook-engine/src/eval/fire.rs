@@ -7,11 +7,12 @@ use hook_model::EventKind;
 use serde_json::{Map, Value};
 
 use super::commands::CommandMatch;
-use super::{Engine, Facts, Fired, Scan, memory_scan, text_bytes, tool_path};
+use super::{Engine, Evaluation, Facts, Fired, Scan, memory_scan, text_bytes, tool_path};
 use crate::artifact::{ArtifactError, Effort, RuleView};
-use crate::memory::{self, CaptureSpec, Captured, Recall};
+use crate::memory::{self, CaptureSpec, Recall};
 use crate::rule::RecallFrom;
 use crate::session::SessionState;
+use crate::signal;
 use crate::text::{Vars, default_text, expand};
 
 impl<'a> Engine<'a> {
@@ -82,13 +83,13 @@ impl<'a> Engine<'a> {
         })
     }
 
-    /// The memories rule `r` captures from its text.
+    /// The memories rule `r` captures from its text, or the signals it finds there.
     pub(super) fn capture(
         &self,
         effort: &Effort,
         r: &RuleView<'a>,
         facts: &Facts<'_>,
-        into: &mut Vec<Captured>,
+        evaluation: &mut Evaluation,
     ) -> Result<(), ArtifactError> {
         let id = self.str(effort, r.id())?;
         let Some(capture) = r.capture() else { return Ok(()) };
@@ -98,11 +99,44 @@ impl<'a> Engine<'a> {
             markers: capture.markers,
         };
         let config = self.memory_settings_with(effort)?;
-        for text in self.texts(effort, facts, r.field())? {
+        let texts = self.texts(effort, facts, r.field())?;
+        if capture.signal {
+            let namespace = config.resolve(spec.namespace.unwrap_or(config.fallback())).0;
+            let regexes = self.matcher_list(effort, r.regex())?;
+            for (i, text) in texts.iter().enumerate() {
+                memory_scan(effort, text.len(), &config)?;
+                // Private parts go first, wherever they end.
+                let Some(text) = memory::strip_private(text, &config.private_tags) else {
+                    continue;
+                };
+                let text =
+                    text[..floor_char_boundary(&text, signal::MAX_TEXT)].replace("\r\n", "\n");
+                for &regex in &regexes {
+                    let spans =
+                        self.regexes.regex_spans(regex, &text, signal::MAX_MATCHES, effort)?;
+                    for span in spans {
+                        let found = signal::found(
+                            id,
+                            &namespace,
+                            capture.confidence,
+                            &text,
+                            span,
+                            (r.field().offset, i),
+                        );
+                        effort.keep(found.text.len())?;
+                        evaluation.signals.push(found);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        for text in texts {
             // What it captures is at most the text, kept.
             memory_scan(effort, text.len(), &config)?;
             effort.keep(text.len())?;
-            into.extend(memory::capture(id, &text, spec, &config));
+            let captured = memory::capture(id, &text, spec, &config);
+            evaluation.marked |= spec.markers && !captured.is_empty();
+            evaluation.captures.extend(captured);
         }
         Ok(())
     }
@@ -202,4 +236,13 @@ pub(super) fn rewritten(
         }
     }
     Ok(changed.then_some(input))
+}
+
+/// The largest character boundary of `text` at or before `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }

@@ -31,6 +31,7 @@ use crate::artifact::{
 use crate::memory::MemorySettings;
 use crate::rule::Decision;
 pub use crate::session::{Bracket, SessionState, Settings};
+use crate::signal;
 use crate::text::{default_text, field_text};
 use commands::{CommandMatch, Commands, unreadable_command};
 use fire::rewritten;
@@ -265,7 +266,7 @@ impl<'a> Engine<'a> {
                         }
                         evaluation.fired.push(self.fired(scan, index, &r, facts)?);
                         if r.captures() {
-                            self.capture(effort, &r, facts, &mut evaluation.captures)?;
+                            self.capture(effort, &r, facts, &mut evaluation)?;
                         }
                     }
                     Err(miss) => {
@@ -297,6 +298,16 @@ impl<'a> Engine<'a> {
         let order: BTreeMap<&str, usize> =
             evaluation.fired.iter().enumerate().map(|(i, f)| (f.id.as_str(), i)).rev().collect();
         evaluation.captures.sort_by_key(|c| order.get(c.rule.as_str()).copied());
+        evaluation.signals = signal::resolve(std::mem::take(&mut evaluation.signals));
+        // Where the text's author marked what to keep, its signals are not (the marked parts
+        // are kept); what a rule captured otherwise (a convention) is not a signal too.
+        for found in &mut evaluation.signals {
+            let captured = evaluation.captures.iter().map(|c| c.text.as_str());
+            let held = !evaluation.captures.is_empty() && !signal::is_novel(&found.text, captured);
+            if evaluation.marked || held {
+                found.outcome = Some(signal::Outcome::Marked);
+            }
+        }
         Ok(evaluation)
     }
 

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::memory::{Captured, Recall};
 use crate::rule::{Decision, Layer, Once};
 use crate::session::SessionState;
+use crate::signal::Signal;
 
 /// A rule that fired.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +86,12 @@ pub struct Evaluation {
     pub state: SessionState,
     /// The memories the rules that fired capture, privacy tags stripped.
     pub captures: Vec<Captured>,
+    /// The signals the rules that fired found (overlaps resolved), each with what the hook
+    /// made of it once it did.
+    pub signals: Vec<Signal>,
+    /// Whether a `markers` rule captured: the text's author said what to keep, and its
+    /// signals are let go.
+    pub marked: bool,
     /// The call's input as the rules that fired rewrite it (`PreToolUse`), when any did.
     pub updated_input: Option<Map<String, Value>>,
     /// The rules that deny or ask for the call as rewritten (judged again on `updated_input`).

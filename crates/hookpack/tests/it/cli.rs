@@ -1153,6 +1153,48 @@ fn refusals_write_nothing(dir: &std::path::Path, pack: &std::path::Path, written
     );
 }
 
+/// Signals by the config: `[memory] auto` and `suggest` move what is captured and what
+/// suggested, `signals = false` turns the detector off, and `suggest` above `auto` is refused.
+#[test]
+fn signals_follow_the_memory_config() {
+    let decided = "I decided to use PostgreSQL for storage.";
+    let answer = |config: &str, name: &str| {
+        let dir = project(name, &[(".claude/hookpack/hookpack.toml", config)]);
+        let out = hookpack(&dir, &["compile"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+            "transcript_path": "/t", "cwd": "/p", "prompt": decided});
+        let (status, stdout, stderr) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+        (stdout, text(&hookpack(&dir, &["memory", "list"]).stdout))
+    };
+    // The seed's defaults: 0.92 is captured.
+    let (stdout, listed) = answer("builtin = [\"memory\"]\n", "signals-default");
+    assert!(stdout.contains("hookpack remembered (decisions)"), "{stdout}");
+    assert!(listed.contains(decided), "{listed}");
+    // Stricter: 0.92 is only suggested.
+    let strict = "builtin = [\"memory\"]\n\n[memory]\nauto = 0.95\nsuggest = 0.9\n";
+    let (stdout, listed) = answer(strict, "signals-strict");
+    assert!(stdout.contains("may be worth keeping in `decisions` (0.92)"), "{stdout}");
+    assert!(stdout.contains("`[decision]`"), "{stdout}");
+    assert!(listed.starts_with("no memories yet"), "{listed}");
+    // Off.
+    let off = "builtin = [\"memory\"]\n\n[memory]\nsignals = false\n";
+    let (stdout, listed) = answer(off, "signals-off");
+    assert!(!stdout.contains("decisions"), "{stdout}");
+    assert!(listed.starts_with("no memories yet"), "{listed}");
+    // `suggest` above `auto`.
+    let wrong = "builtin = [\"memory\"]\n\n[memory]\nauto = 0.7\nsuggest = 0.8\n";
+    let dir = project("signals-wrong", &[(".claude/hookpack/hookpack.toml", wrong)]);
+    let out = hookpack(&dir, &["lint"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("`suggest = 0.8` is above `auto = 0.7`"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// `[memory] max`: a hook that stores a memory past it removes the oldest; `memory prune` does
 /// the same at once, with the config's limits or its own, and `--dry-run` says what would go.
 #[test]

@@ -171,6 +171,16 @@ fn explain_shows_captures_and_recalled_memories() {
         ),
     );
     assert!(!report.contains("OPS-99"), "{report}");
+    // Signals: one sure enough to capture, one suggested, one the store holds already.
+    let report = explain(
+        "explain@memory-signals",
+        prompt(
+            "We are blocked by the auth service. This is important: never push to main. And I decided to sign JWT tokens with RS256.",
+        ),
+    );
+    assert!(report.contains("captured (at or above `[memory] auto`)"), "{report}");
+    assert!(report.contains("suggested to the model"), "{report}");
+    assert!(report.contains("the store holds it already"), "{report}");
     let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
     assert_eq!(listed.lines().count(), 1, "explain stored nothing: {listed}");
 }

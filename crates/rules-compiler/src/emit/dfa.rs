@@ -4,6 +4,7 @@
 //! serialized little-endian and read in place by `hook_engine` with `DFA::from_bytes`
 //! (validated, zero-copy).
 
+use regex_automata::MatchKind;
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
@@ -51,6 +52,40 @@ pub(crate) fn regex_dfa(pattern: &str) -> Result<Vec<u8>, Error> {
     let parsed = regex_syntax::ParserBuilder::new().build().parse(pattern);
     let hir = parsed.map_err(|e| refused(e.to_string()))?;
     from_hir(&ascii_word_boundaries(&hir), StartKind::Unanchored, true).map_err(refused)
+}
+
+/// The reverse DFA of a regex, searched anchored backwards from the end of a match the
+/// forward DFA found, to find where it starts: built as `regex-automata`'s own regexes build
+/// theirs (every match kind, so the search runs to the leftmost start).
+pub(crate) fn regex_reverse_dfa(pattern: &str) -> Result<Vec<u8>, Error> {
+    let refused = |reason: String| Error::Automaton {
+        kind: MatcherKind::Regex,
+        pattern: pattern.to_owned(),
+        reason,
+    };
+    let parsed = regex_syntax::ParserBuilder::new().build().parse(pattern);
+    let hir = ascii_word_boundaries(&parsed.map_err(|e| refused(e.to_string()))?);
+    let nfa = thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .utf8(true)
+                .shrink(false)
+                .reverse(true)
+                .which_captures(thompson::WhichCaptures::None),
+        )
+        .build_from_hir(&hir)
+        .map_err(|e| refused(e.to_string()))?;
+    let config = dense::Config::new()
+        .minimize(false)
+        .dfa_size_limit(Some(DFA_LIMIT))
+        .determinize_size_limit(Some(DFA_LIMIT * 4))
+        .start_kind(StartKind::Anchored)
+        .match_kind(MatchKind::All);
+    let dfa = dense::Builder::new()
+        .configure(config)
+        .build_from_nfa(&nfa)
+        .map_err(|e| refused(format!("too large to precompile ({e})")))?;
+    Ok(dfa.to_sparse().map_err(|e| refused(e.to_string()))?.to_bytes_little_endian())
 }
 
 /// Builds the DFA (dense, then made sparse: several times smaller where Unicode classes make
@@ -124,6 +159,16 @@ impl MatcherSection {
         };
         self.entries.push([offset, len, flags, source.0, source.1]);
         to_u32(self.entries.len() - 1)
+    }
+
+    /// The flags of matcher `id`.
+    pub(crate) fn flags(&self, id: u32) -> u32 {
+        self.entries[id as usize][2]
+    }
+
+    /// Sets the flags of matcher `id`.
+    pub(crate) fn set_flags(&mut self, id: u32, flags: u32) {
+        self.entries[id as usize][2] = flags;
     }
 
     /// The bytes of its DFAs so far, alignment included.

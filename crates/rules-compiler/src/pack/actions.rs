@@ -310,7 +310,34 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                     .get("markers")
                     .and_then(|v| v.get_ref().as_bool())
                     .unwrap_or(false),
+                signal: capture.get("signal").and_then(|v| v.get_ref().as_bool()).unwrap_or(false),
             });
+            if let Some(signal) =
+                capture.get("signal").filter(|v| v.get_ref().as_bool() == Some(true))
+            {
+                let problem = if when.regex.is_empty() {
+                    Some("a signal is where a `regex` matches: `signal` needs one")
+                } else if capture
+                    .get("markers")
+                    .is_some_and(|v| v.get_ref().as_bool() == Some(true))
+                {
+                    Some("`signal` and `markers` are two ways of capturing: one rule takes one")
+                } else {
+                    None
+                };
+                if let Some(problem) = problem {
+                    self.reader.error(signal.span(), format!("{problem} (rule `{}`)", self.id));
+                }
+                // A signal's matches are found whole, with each regex's reverse automaton too.
+                for pattern in &when.regex {
+                    if let Err(err) = crate::emit::regex_reverse_dfa(pattern) {
+                        self.reader.error(
+                            signal.span(),
+                            format!("{err}, as a signal needs it backwards (rule `{}`)", self.id),
+                        );
+                    }
+                }
+            }
         }
         if let Some(value) = self.key(
             "repeat",

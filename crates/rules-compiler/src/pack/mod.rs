@@ -301,7 +301,9 @@ impl Reader<'_> {
                 ),
             );
         }
-        if (pattern.contains(r"\b") || pattern.contains(r"\B")) && !pattern.is_ascii() {
+        // Only letters and digits matter: `\b` next to `’` is right either way.
+        let non_ascii_letter = pattern.chars().any(|c| !c.is_ascii() && c.is_alphanumeric());
+        if (pattern.contains(r"\b") || pattern.contains(r"\B")) && non_ascii_letter {
             self.warning(
                 span,
                 format!(

@@ -8,7 +8,7 @@ use super::{
     Item, Reader, bracket, integer, is_pack_name, is_rule_id, memories, state_set, string, strings,
     to_json,
 };
-use crate::model::{Decision, Expectation, Given, PackTest};
+use crate::model::{Decision, Expectation, ExpectedCapture, Given, PackTest};
 use crate::shape;
 
 impl Reader<'_> {
@@ -61,7 +61,7 @@ impl Reader<'_> {
         expectation.state = expect.get("state").and_then(|v| v.get_ref().as_table()).map(state_set);
         expectation.bracket = string(expect, "bracket").and_then(|(b, _)| bracket(b));
         expectation.not_flags = list("not_flags").unwrap_or_default();
-        expectation.captures = expect.get("captures").map(|v| memories(v.get_ref()));
+        expectation.captures = expect.get("captures").map(|v| expected_captures(v.get_ref()));
         let mut given = Given::default();
         if let Some(table) = test.get("given").and_then(|g| g.get_ref().as_table()) {
             given.state = state_set(table);
@@ -158,4 +158,21 @@ impl Reader<'_> {
             );
         }
     }
+}
+
+/// `expect.captures`: each memory's namespace, text and (optional) confidence.
+fn expected_captures(value: &DeValue<'_>) -> Vec<ExpectedCapture> {
+    let DeValue::Array(items) = value else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|item| {
+            let table = item.get_ref().as_table()?;
+            let text = |key| string(table, key).map_or_else(String::new, |(s, _)| s.to_owned());
+            Some(ExpectedCapture {
+                namespace: text("namespace"),
+                text: text("text"),
+                confidence: table.get("confidence").and_then(|v| shape::number(v.get_ref())),
+            })
+        })
+        .collect()
 }

@@ -102,7 +102,7 @@ impl Layout {
 }
 
 /// The config after layering (`hookpack.toml` files, then `HOOKPACK_*` variables).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Builtin packs in use.
@@ -156,7 +156,7 @@ pub struct StateConfig {
 }
 
 /// `[memory]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MemoryConfig {
     /// Namespaces.
@@ -169,6 +169,12 @@ pub struct MemoryConfig {
     pub max: Option<u32>,
     /// Days a memory is kept (0: for ever).
     pub max_age_days: Option<u32>,
+    /// Whether signal rules are in force.
+    pub signals: Option<bool>,
+    /// The confidence at which a signal is captured.
+    pub auto: Option<f64>,
+    /// The confidence at which a signal is suggested.
+    pub suggest: Option<f64>,
 }
 
 impl Config {
@@ -191,6 +197,8 @@ impl Config {
             max_age_days: self.state.max_age_days.unwrap_or(d.max_age_days),
             memory_max: self.memory.max.unwrap_or(d.memory_max),
             memory_max_age_days: self.memory.max_age_days.unwrap_or(d.memory_max_age_days),
+            signal_auto: self.memory.auto.map_or(d.signal_auto, permille),
+            signal_suggest: self.memory.suggest.map_or(d.signal_suggest, permille),
             namespaces: self.settings_namespaces(),
             aliases: self.aliases(),
             private_tags: if self.memory.private_tags.is_empty() {
@@ -199,6 +207,11 @@ impl Config {
                 self.memory.private_tags.clone()
             },
         }
+    }
+
+    /// Whether `capture = { signal = true }` rules are in force (`[memory] signals`).
+    pub fn signals(&self) -> bool {
+        self.memory.signals.unwrap_or(true)
     }
 
     /// The marker shorthands: the defaults whose namespace the project has, then its own
@@ -251,6 +264,13 @@ impl Config {
                 ));
             }
         }
+        if let (Some(auto), Some(suggest)) = (self.memory.auto, self.memory.suggest)
+            && suggest > auto
+        {
+            problems.push(format!(
+                "config: memory `suggest = {suggest}` is above `auto = {auto}`: a signal sure enough to suggest would be captured anyway"
+            ));
+        }
         for tag in &self.memory.private_tags {
             if !word(&tag.replace('-', "_")) {
                 problems.push(format!(
@@ -300,7 +320,11 @@ impl Loaded {
             return Some(Fate::Replaced { by, scope: *scope });
         }
         let by = self.config.disable.iter().find(|pattern| disables(pattern, &id));
-        Some(Fate::Disabled { by: by.cloned().unwrap_or(id) })
+        match by {
+            Some(by) => Some(Fate::Disabled { by: by.clone() }),
+            None if !self.config.signals() => Some(Fate::SignalsOff),
+            None => Some(Fate::Disabled { by: id }),
+        }
     }
 }
 
@@ -319,6 +343,8 @@ pub enum Fate {
         /// The `disable` entry that does.
         by: String,
     },
+    /// A signal rule, and `[memory] signals = false`.
+    SignalsOff,
 }
 
 impl std::fmt::Display for Fate {
@@ -328,6 +354,7 @@ impl std::fmt::Display for Fate {
                 write!(f, "replaced by the {} rule at {by}", scope.as_str())
             }
             Fate::Disabled { by } => write!(f, "turned off by `disable = [\"{by}\"]`"),
+            Fate::SignalsOff => f.write_str("a signal, and `[memory] signals = false`"),
         }
     }
 }
@@ -530,6 +557,14 @@ fn check_automata(loaded: &mut Loaded) {
     }
 }
 
+/// A confidence, 0 to 1, in thousandths (the shape of the config checked it is in range).
+fn permille(confidence: f64) -> u32 {
+    // In range, so the cast is exact enough.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0 to 1000")]
+    let permille = (confidence.clamp(0.0, 1.0) * 1000.0).round() as u32;
+    permille
+}
+
 /// Each full id once, the highest scope's, at the place of its first definition; then
 /// `disable`.
 fn merge(loaded: &mut Loaded) {
@@ -544,7 +579,16 @@ fn merge(loaded: &mut Loaded) {
         }
     }
     let disabled = |id: &str| loaded.config.disable.iter().any(|pattern| disables(pattern, id));
-    loaded.active = order.iter().filter(|id| !disabled(id)).map(|id| winner[id]).collect();
+    let signals_off = |&(p, r): &(usize, usize)| {
+        !loaded.config.signals()
+            && loaded.packs[p].1.rules[r].then.capture.as_ref().is_some_and(|c| c.signal)
+    };
+    loaded.active = order
+        .iter()
+        .filter(|id| !disabled(id))
+        .map(|id| winner[id])
+        .filter(|at| !signals_off(at))
+        .collect();
     // An entry that turns nothing off in a pack that is here is a typo, or names a rule since
     // renamed (one naming a pack that is not here may be for another project).
     for pattern in &loaded.config.disable {

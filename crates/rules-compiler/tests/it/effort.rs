@@ -404,7 +404,8 @@ fn private_tags_and_namespaces_are_paid_for_per_byte() {
     let mut capture =
         rule("keep".into(), &[EventKind::UserPromptSubmit], Conditions::default(), "k".into());
     capture.then.context = None;
-    capture.then.capture = Some(Capture { namespace: None, confidence: 0.9, markers: false });
+    capture.then.capture =
+        Some(Capture { namespace: None, confidence: 0.9, markers: false, signal: false });
     let bytes = compiled(std::slice::from_ref(&capture), &settings);
     let started = Instant::now();
     let (evaluation, _, _) = evaluate_payload(&bytes, &prompt(&"<".repeat(64 << 10)));
