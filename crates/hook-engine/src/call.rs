@@ -115,8 +115,20 @@ pub fn memory_key(id: i64) -> String {
 /// How a memory's entry in the `once` ledger begins.
 const MEMORY_KEY: &str = "memory#";
 
-/// Answers one event: `input` (typed from `payload`), for a project rooted at `project_root`
-/// whose current git branch is `branch` (read when [`Settings::reads_branch`]), with `io`.
+/// What a hook read around the event before its rules run, each only when some rule of the
+/// event needs it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Surroundings<'p> {
+    /// The project's root: tool paths are matched relative to it.
+    pub project_root: Option<&'p Path>,
+    /// The project's current git branch (read when [`Settings::branch_events`] has the event).
+    pub branch: Option<&'p str>,
+    /// The conversation's newest messages since the last compaction, oldest first (read on
+    /// `PreCompact` when [`Settings::conversation_events`] has it): part of its text.
+    pub conversation: &'p [String],
+}
+
+/// Answers one event: `input` (typed from `payload`), in `around`, with `io`.
 ///
 /// # Errors
 ///
@@ -125,12 +137,11 @@ pub fn call(
     engine: &Engine<'_>,
     input: &HookInput,
     payload: &Value,
-    project_root: Option<&Path>,
-    branch: Option<&str>,
+    around: Surroundings<'_>,
     mode: Mode,
     io: &mut dyn CallIo,
 ) -> Result<Call, ArtifactError> {
-    Plan::new(engine, input, payload, project_root, branch, mode)?.run(io)
+    Plan::new(engine, input, payload, around, mode)?.run(io)
 }
 
 /// A call's first step, before anything is read from outside: the event's texts scanned, and
@@ -170,8 +181,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         engine: &'e Engine<'a>,
         input: &'p HookInput,
         payload: &'p Value,
-        project_root: Option<&'p Path>,
-        branch: Option<&'p str>,
+        around: Surroundings<'p>,
         mode: Mode,
     ) -> Result<Self, ArtifactError> {
         let settings = engine.settings();
@@ -179,11 +189,12 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let facts = Facts {
             input,
             payload,
-            project_root,
+            project_root: around.project_root,
             state: SessionState::default(),
             bracket: Bracket::default(),
             used_percent: None,
-            branch,
+            branch: around.branch,
+            conversation: around.conversation,
         };
         let keeps_books = match kind {
             EventKind::UserPromptSubmit => settings.counts_prompts,
@@ -326,7 +337,7 @@ fn memories(
             fired.add_recalled(found);
         }
     }
-    weigh_signals(engine, io, evaluation, settings)?;
+    weigh_signals(engine, io, evaluation, kind, settings)?;
     // Stored after the recalls, so that a prompt does not recall what it just said.
     for captured in &evaluation.captures {
         io.remember(captured)?;
@@ -340,21 +351,30 @@ fn memories(
     Ok(recalled)
 }
 
-/// What becomes of the signals the rules found: a signal the store already holds is let go;
-/// one as sure as `[memory] auto` is captured; one as sure as `suggest` is suggested to the
-/// model in its rule's context (with the marker that keeps it); the rest are let go.
+/// What becomes of the signals the rules found, surest first: a signal the store already holds
+/// is let go; one as sure as `[memory] auto` is captured; one as sure as `suggest` is suggested
+/// to the model in its rule's context (with the marker that keeps it), except before a
+/// compaction; the rest are let go, and so is every one past `[memory] max_signals`.
 fn weigh_signals(
     engine: &Engine<'_>,
     io: &mut dyn CallIo,
     evaluation: &mut Evaluation,
+    kind: EventKind,
     settings: &Settings,
 ) -> Result<(), IoError> {
     let Evaluation { signals, captures, fired, .. } = evaluation;
+    // Before a compaction, no one reads a suggestion.
+    let suggests = kind != EventKind::PreCompact;
+    let mut kept = 0;
     for found in signals.iter_mut().filter(|s| s.outcome.is_none()) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0 to 1000")]
         let permille = (found.confidence * 1000.0).round() as u32;
         let outcome = if permille < settings.signal_suggest {
             Outcome::Weak
+        } else if !suggests && permille < settings.signal_auto {
+            Outcome::NotNow
+        } else if kept >= settings.signal_max {
+            Outcome::TooMany
         } else {
             let terms = memory::first_terms(&found.text, memory::MAX_QUERY_TERMS);
             let similar = if terms.is_empty() {
@@ -370,6 +390,9 @@ fn weigh_signals(
                 Outcome::Suggested
             }
         };
+        if matches!(outcome, Outcome::Captured | Outcome::Suggested) {
+            kept += 1;
+        }
         match outcome {
             Outcome::Captured => captures.push(Captured {
                 rule: found.rule.clone(),
@@ -387,7 +410,11 @@ fn weigh_signals(
                     rule.add_recalled(signal::suggestion(found, &marker));
                 }
             }
-            Outcome::Weak | Outcome::Known | Outcome::Marked => {}
+            Outcome::Weak
+            | Outcome::NotNow
+            | Outcome::TooMany
+            | Outcome::Known
+            | Outcome::Marked => {}
         }
         found.outcome = Some(outcome);
     }

@@ -157,6 +157,8 @@ pub struct Settings {
     pub signal_auto: u32,
     /// `[memory] suggest`: a signal this sure, in thousandths, is suggested to the model.
     pub signal_suggest: u32,
+    /// `[memory] max_signals`: the most signals one event captures or suggests.
+    pub signal_max: u32,
     /// Whether some rule reads the context bracket (so the transcript must be read).
     pub needs_bracket: bool,
     /// Whether `UserPromptSubmit` counts prompts (for `every` and the bracket estimate).
@@ -167,6 +169,9 @@ pub struct Settings {
     pub state_events: EventSet,
     /// Whether `PreCompact` writes a handoff (some rule recalls it).
     pub writes_handoff: bool,
+    /// Some `PreCompact` rule reads the event's text: its hook reads the conversation from the
+    /// transcript.
+    pub reads_conversation: bool,
     /// The events some rule of which reads the current git branch: their hooks read `.git/HEAD`.
     pub branch_events: EventSet,
 }

@@ -19,8 +19,8 @@ pub const MAX_TEXT: usize = 64 * 1024;
 /// Matches of one regex in one text that become signals, at most.
 pub const MAX_MATCHES: usize = 16;
 
-/// Signals one event keeps, at most (the surest).
-pub const MAX_PER_EVENT: usize = 8;
+/// Signals one event weighs, at most (the surest): each costs a look into the store.
+pub const MAX_WEIGHED: usize = 64;
 
 /// A sentence reaches at most this many bytes before and after its match.
 const REACH: usize = 240;
@@ -61,6 +61,10 @@ pub enum Outcome {
     Suggested,
     /// Under `suggest`: let go.
     Weak,
+    /// Under `auto` before a compaction, when there is no one to suggest it to: let go.
+    NotNow,
+    /// Past `[memory] max_signals` for the event: let go.
+    TooMany,
     /// The store holds it already (or it has no words to keep).
     Known,
     /// The text has markers (its author said what to keep), or what a rule of the event
@@ -75,6 +79,8 @@ impl Outcome {
             Outcome::Captured => "captured (at or above `[memory] auto`)",
             Outcome::Suggested => "suggested to the model (at or above `[memory] suggest`)",
             Outcome::Weak => "let go (under `[memory] suggest`)",
+            Outcome::NotNow => "let go (under `[memory] auto`: a compaction suggests nothing)",
+            Outcome::TooMany => "let go (past `[memory] max_signals` for the event)",
             Outcome::Known => "let go (the store holds it already)",
             Outcome::Marked => "let go (the text is marked, or captured otherwise)",
         }
@@ -186,9 +192,9 @@ pub fn sentence_around(text: &str, span: Range<usize>) -> Range<usize> {
     start.min(span.start)..end.max(span.end)
 }
 
-/// The signals worth keeping of those an event's rules found: of overlapping matches in one
-/// text the surest (the first of equals), each sentence once (its surest), the
-/// [`MAX_PER_EVENT`] surest, in the order found.
+/// The signals worth weighing of those an event's rules found: of overlapping matches in one
+/// text the surest (the first of equals), each sentence once (its surest); the [`MAX_WEIGHED`]
+/// surest, surest first (the first found of equals).
 pub fn resolve(mut signals: Vec<Signal>) -> Vec<Signal> {
     signals.sort_by_key(|s| (s.source, s.span.start));
     let mut kept: Vec<Signal> = Vec::new();
@@ -210,17 +216,9 @@ pub fn resolve(mut signals: Vec<Signal>) -> Vec<Signal> {
             None => once.push(signal),
         }
     }
-    if once.len() > MAX_PER_EVENT {
-        let mut by_confidence: Vec<usize> = (0..once.len()).collect();
-        by_confidence.sort_by(|&a, &b| once[b].confidence.total_cmp(&once[a].confidence));
-        let keep: Vec<usize> = by_confidence.into_iter().take(MAX_PER_EVENT).collect();
-        once = once
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| keep.contains(i))
-            .map(|(_, s)| s)
-            .collect();
-    }
+    // Stable: equals keep the order found.
+    once.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    once.truncate(MAX_WEIGHED);
     once
 }
 
@@ -311,7 +309,7 @@ mod tests {
         // Apart in the text but one sentence: once, the surest.
         let c = Signal { span: 22..26, confidence: 0.5, ..a.clone() };
         assert_eq!(resolve(vec![c, b.clone()]), [b]);
-        let many: Vec<Signal> = (0..20u8)
+        let many: Vec<Signal> = (0..100u8)
             .map(|i| Signal {
                 text: format!("s{i}"),
                 source: (0, usize::from(i)),
@@ -320,8 +318,8 @@ mod tests {
             })
             .collect();
         let kept = resolve(many);
-        assert_eq!(kept.len(), MAX_PER_EVENT);
-        assert_eq!(kept[0].text, "s12");
+        assert_eq!(kept.len(), MAX_WEIGHED);
+        assert_eq!((kept[0].text.as_str(), kept[63].text.as_str()), ("s99", "s36"));
     }
 
     #[test]

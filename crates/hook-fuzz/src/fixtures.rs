@@ -111,6 +111,11 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
         ] {
             let mut state = state;
             state.begin(&input);
+            // A `PreCompact` conversation with a signal in each message.
+            let conversation = [
+                "We are blocked by the auth service.".to_owned(),
+                "TIL pytest fixtures can be scoped; I decided to use them.".to_owned(),
+            ];
             let facts = Facts {
                 input: &input,
                 payload,
@@ -119,6 +124,7 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
                 bracket,
                 used_percent: branch.map(|_| 73),
                 branch,
+                conversation: &conversation,
             };
             let Ok(scan) = engine.scan(&facts, mode) else { continue };
             let _ = engine.state_rules_apply(&scan, &facts);

@@ -7,10 +7,10 @@ use std::time::UNIX_EPOCH;
 use hook_engine::artifact::sources::{MAX_SOURCE_BYTES, hookpack_fingerprint, names_hash, sources};
 use hook_engine::artifact::{self, Artifact, ArtifactError, Loaded};
 use hook_engine::bounded::read_regular;
-use hook_engine::call::{CallIo, IoError, Plan};
+use hook_engine::call::{CallIo, IoError, Plan, Surroundings};
 use hook_engine::memory;
 use hook_engine::{Bracket, Engine, Mode, Response, SessionState, Settings};
-use hook_model::HookInput;
+use hook_model::{EventKind, HookInput};
 use serde_json::Value;
 
 use crate::confined::Confined;
@@ -162,7 +162,16 @@ fn evaluate(
             let cwd = Path::new(&input.common.cwd);
             crate::git::current_branch(if cwd.starts_with(root) { cwd } else { root })
         });
-    let plan = Plan::new(engine, input, payload, project_root, branch.as_deref(), Mode::Answer)?;
+    // On `PreCompact`, what is about to be compacted, read only for rules that read it.
+    let conversation =
+        if input.kind() == EventKind::PreCompact && engine.settings().reads_conversation {
+            transcript::conversation(Path::new(&input.common.transcript_path)).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+    let around =
+        Surroundings { project_root, branch: branch.as_deref(), conversation: &conversation };
+    let plan = Plan::new(engine, input, payload, around, Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
     let id = input.common.session_id.as_str();
     let mut io = HookIo {

@@ -104,6 +104,81 @@ fn judge(line: &[u8]) -> Option<Usage> {
     Some(Usage::Known { tokens, model: model.map(str::to_owned) })
 }
 
+/// The most of a transcript read for the conversation before a compaction.
+pub const MAX_CONVERSATION_BYTES: u64 = 512 << 10;
+
+/// The most messages of the conversation kept (the newest).
+pub const MAX_MESSAGES: usize = 200;
+
+/// The text of the conversation's newest messages since the last compaction, oldest first: each
+/// user prompt and each assistant reply (their text blocks; no tool calls, tool results,
+/// thinking, side chains or meta entries), from the last [`MAX_CONVERSATION_BYTES`] of `path`,
+/// at most [`MAX_MESSAGES`].
+///
+/// # Errors
+///
+/// When the file cannot be read, or is not a regular file (`InvalidInput`).
+pub fn conversation(path: &Path) -> io::Result<Vec<String>> {
+    let (mut file, metadata) = open_regular(path)?;
+    let len = metadata.len();
+    let start = len.saturating_sub(MAX_CONVERSATION_BYTES);
+    file.seek(SeekFrom::Start(start))?;
+    let mut tail = Vec::new();
+    file.take(len - start).read_to_end(&mut tail)?;
+    let mut lines: Vec<&[u8]> = tail.split(|&b| b == b'\n').collect();
+    if start > 0 && !lines.is_empty() {
+        // Cut by the start of the read.
+        lines.remove(0);
+    }
+    let mut messages: Vec<String> = Vec::new();
+    for line in lines {
+        let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+        if has(b"compact_boundary") {
+            let entry: Option<Value> = serde_json::from_slice(line).ok();
+            if entry.as_ref().and_then(|e| e.get("subtype")).and_then(Value::as_str)
+                == Some("compact_boundary")
+            {
+                messages.clear();
+            }
+            continue;
+        }
+        if !has(b"\"user\"") && !has(b"\"assistant\"") {
+            continue;
+        }
+        if let Some(text) = serde_json::from_slice::<Value>(line).ok().and_then(|e| said(&e)) {
+            messages.push(text);
+        }
+    }
+    let extra = messages.len().saturating_sub(MAX_MESSAGES);
+    messages.drain(..extra);
+    Ok(messages)
+}
+
+/// What a user or assistant entry says, as text.
+fn said(entry: &Value) -> Option<String> {
+    let flag = |key: &str| entry.get(key).and_then(Value::as_bool) == Some(true);
+    let kind = entry.get("type").and_then(Value::as_str)?;
+    if !matches!(kind, "user" | "assistant")
+        || flag("isSidechain")
+        || flag("isMeta")
+        || flag("isCompactSummary")
+        || flag("isApiErrorMessage")
+    {
+        return None;
+    }
+    let text = match entry.get("message")?.get("content")? {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(text)
+}
+
 /// The context window holding `tokens` of `model`: `configured` (the config's `window_tokens`
 /// or `HOOKPACK_WINDOW_TOKENS`), else the model's (`hook_model::context_window`), else 200,000;
 /// larger when the context already exceeds it (it cannot be more than full).
@@ -386,8 +461,10 @@ mod tests {
             max_age_days: 30,
             memory_max: 0,
             memory_max_age_days: 0,
+            reads_conversation: false,
             signal_auto: 850,
             signal_suggest: 700,
+            signal_max: 10,
             needs_bracket: true,
             counts_prompts: true,
             counts_compactions: true,

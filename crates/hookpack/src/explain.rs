@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::Context;
-use hook_engine::call::{Call, CallIo, IoError};
+use hook_engine::call::{Call, CallIo, IoError, Surroundings};
 use hook_engine::memory::{Captured, Memory, Recall};
 use hook_engine::{Bracket, Engine, Mode, SessionState, Settings};
 use hook_model::{EventKind, HookInput, event_name};
@@ -149,12 +149,20 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
     };
     let project_root = layout.project.as_deref();
     let branch = project_root.and_then(hook_runtime::git::current_branch);
+    let conversation = if kind == EventKind::PreCompact && settings.reads_conversation {
+        transcript::conversation(Path::new(&input.common.transcript_path)).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let call = hook_engine::call::call(
         &engine,
         &input,
         &payload,
-        project_root,
-        branch.as_deref().filter(|_| settings.branch_events.contains(kind)),
+        Surroundings {
+            project_root,
+            branch: branch.as_deref().filter(|_| settings.branch_events.contains(kind)),
+            conversation: &conversation,
+        },
         Mode::Explain,
         &mut io,
     )?;

@@ -40,6 +40,8 @@ pub struct ConfigSettings {
     pub signal_auto: u32,
     /// A signal this sure (in thousandths) is suggested (`[memory] suggest`).
     pub signal_suggest: u32,
+    /// The most signals one event captures or suggests (`[memory] max_signals`).
+    pub signal_max: u32,
     /// Memory namespaces.
     pub namespaces: Vec<String>,
     /// Marker shorthand → namespace.
@@ -61,6 +63,7 @@ impl Default for ConfigSettings {
             memory_max_age_days: 0,
             signal_auto: 850,
             signal_suggest: 700,
+            signal_max: 10,
             namespaces: owned(&DEFAULT_NAMESPACES),
             aliases: DEFAULT_ALIASES.iter().map(|&(a, n)| (a.to_owned(), n.to_owned())).collect(),
             private_tags: owned(&DEFAULT_PRIVATE_TAGS),
@@ -635,6 +638,7 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
         memory_max_age_days: config.memory_max_age_days,
         signal_auto: config.signal_auto,
         signal_suggest: config.signal_suggest,
+        signal_max: config.signal_max,
         needs_bracket,
         // The bracket's estimate counts prompts and compactions.
         counts_prompts: needs_bracket
@@ -644,6 +648,7 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
             || any(&|r| r.then.once == Some(Once::Compaction))
             || any(&|r| recalls(r, false)),
         writes_handoff: any(&|r| recalls(r, true)),
+        reads_conversation: any(&|r| r.on.contains(&EventKind::PreCompact) && reads_text(r)),
         branch_events: EventSet::of(
             rules
                 .iter()
@@ -654,6 +659,17 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
     };
     hooks.state_events = state_events(rules, &hooks);
     hooks
+}
+
+/// Whether `r` reads its event's default text (its conditions on text have no `field`).
+fn reads_text(r: &Rule) -> bool {
+    let c = &r.when;
+    c.field.is_none()
+        && (!c.keywords.is_empty()
+            || !c.keywords_all.is_empty()
+            || !c.exclude.is_empty()
+            || !c.regex.is_empty()
+            || !c.command.is_empty())
 }
 
 /// The events whose hooks may open the session state: those of every rule that uses it, and

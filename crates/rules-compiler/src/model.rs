@@ -250,6 +250,8 @@ pub struct Given {
     pub memories: Vec<(String, String)>,
     /// The project's current git branch; none: no branch checked out.
     pub branch: Option<String>,
+    /// The conversation's messages since the last compaction (a `PreCompact` test's text).
+    pub conversation: Vec<String>,
     /// The percent of the context window in use (`{used_percent}`); none: not known.
     pub used_percent: Option<u8>,
 }

@@ -439,6 +439,11 @@ static GIVEN: Table = Table {
             "The project's current git branch; default: none checked out.",
         ),
         key(
+            "conversation",
+            Shape::StringList,
+            "The conversation's messages since the last compaction, oldest first (user prompts and Claude's replies): on `PreCompact`, the event's text after `custom_instructions`; default none.",
+        ),
+        key(
             "used_percent",
             Shape::Integer { min: 0, max: 100 },
             "The percent of the context window in use, which `{used_percent}` says; default: not known.",
@@ -602,6 +607,11 @@ static MEMORY_CONFIG: Table = Table {
             "suggest",
             Shape::Number { min: 0.0, max: 1.0 },
             "A signal this sure or more (and under `auto`) is suggested to the model, which keeps it by writing its marker. Default 0.7.",
+        ),
+        key(
+            "max_signals",
+            Shape::Integer { min: 0, max: 1000 },
+            "The most signals one event captures or suggests (the surest). Default 10.",
         ),
     ],
 };

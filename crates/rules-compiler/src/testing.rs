@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use hook_engine::artifact::{AlignedBytes, Artifact};
-use hook_engine::call::{CallIo, IoError};
+use hook_engine::call::{CallIo, IoError, Surroundings};
 use hook_engine::memory::{self, Captured, Memory, Recall};
 use hook_engine::{Bracket, Engine, Mode, SessionState};
 use hook_model::{HookInput, InputError};
@@ -193,8 +193,11 @@ fn run_test(
         engine,
         &input,
         &payload,
-        Some(Path::new(&cwd)),
-        given.branch.as_deref(),
+        Surroundings {
+            project_root: Some(Path::new(&cwd)),
+            branch: given.branch.as_deref(),
+            conversation: &given.conversation,
+        },
         Mode::Explain,
         &mut io,
     )?;

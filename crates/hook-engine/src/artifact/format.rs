@@ -285,7 +285,8 @@ pub mod settings {
     pub const BUDGET: usize = 4;
     /// Days after which a session's state is removed.
     pub const MAX_AGE_DAYS: usize = 8;
-    /// Bits: [`NEEDS_BRACKET`], [`COUNTS_PROMPTS`], [`COUNTS_COMPACTIONS`], [`WRITES_HANDOFF`].
+    /// Bits: [`NEEDS_BRACKET`], [`COUNTS_PROMPTS`], [`COUNTS_COMPACTIONS`], [`WRITES_HANDOFF`],
+    /// [`READS_CONVERSATION`].
     pub const FLAGS: usize = 9;
     /// Events whose hooks open the session state, 2 words (low, high).
     pub const STATE_EVENTS: usize = 10;
@@ -305,8 +306,10 @@ pub mod settings {
     pub const SIGNAL_AUTO: usize = 22;
     /// `[memory] suggest`: a signal this sure, in thousandths, is suggested.
     pub const SIGNAL_SUGGEST: usize = 23;
+    /// `[memory] max_signals`: the most signals one event captures or suggests.
+    pub const SIGNAL_MAX: usize = 24;
     /// Words.
-    pub const LEN: usize = 24;
+    pub const LEN: usize = 25;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
     /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).
@@ -315,6 +318,9 @@ pub mod settings {
     pub const COUNTS_COMPACTIONS: u32 = 4;
     /// [`FLAGS`] bit: some rule recalls the handoff, so `PreCompact` writes one.
     pub const WRITES_HANDOFF: u32 = 8;
+    /// [`FLAGS`] bit: some `PreCompact` rule reads the event's text, which holds the
+    /// conversation.
+    pub const READS_CONVERSATION: u32 = 16;
 }
 
 /// The keyword section, in words: header, then arrays.

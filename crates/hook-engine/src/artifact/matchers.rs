@@ -136,6 +136,10 @@ impl<'a> Matchers<'a> {
             let start = reverse.try_search_rev(&back).map_err(gave_up)?;
             let start = start.ok_or(ArtifactError::Malformed("reverse automaton disagrees"))?;
             let start = start.offset();
+            // A compiled regex matches whole characters; a crafted automaton may not.
+            if !text.is_char_boundary(start) || !text.is_char_boundary(end) || start > end {
+                return Err(ArtifactError::Malformed("regex match splits a character"));
+            }
             effort.scan(end - start)?;
             spans.push(start..end);
             // An empty match moves on by a character, as regex iterators do.

@@ -630,11 +630,13 @@ impl SettingsRecord {
         w[settings::MEMORY_MAX_AGE_DAYS] = s.memory_max_age_days;
         w[settings::SIGNAL_AUTO] = s.signal_auto;
         w[settings::SIGNAL_SUGGEST] = s.signal_suggest;
+        w[settings::SIGNAL_MAX] = s.signal_max;
         w[settings::FLAGS] = [
             (s.needs_bracket, settings::NEEDS_BRACKET),
             (s.counts_prompts, settings::COUNTS_PROMPTS),
             (s.counts_compactions, settings::COUNTS_COMPACTIONS),
             (s.writes_handoff, settings::WRITES_HANDOFF),
+            (s.reads_conversation, settings::READS_CONVERSATION),
         ]
         .into_iter()
         .filter(|&(on, _)| on)
@@ -675,10 +677,12 @@ impl SettingsRecord {
                 memory_max_age_days: w(settings::MEMORY_MAX_AGE_DAYS),
                 signal_auto: w(settings::SIGNAL_AUTO),
                 signal_suggest: w(settings::SIGNAL_SUGGEST),
+                signal_max: w(settings::SIGNAL_MAX),
                 needs_bracket: flags & settings::NEEDS_BRACKET != 0,
                 counts_prompts: flags & settings::COUNTS_PROMPTS != 0,
                 counts_compactions: flags & settings::COUNTS_COMPACTIONS != 0,
                 writes_handoff: flags & settings::WRITES_HANDOFF != 0,
+                reads_conversation: flags & settings::READS_CONVERSATION != 0,
                 branch_events: EventSet::from_bits(
                     u64::from(w(settings::BRANCH_EVENTS))
                         | (u64::from(w(settings::BRANCH_EVENTS + 1)) << 32),
@@ -936,10 +940,12 @@ mod tests {
                 memory_max_age_days: 90,
                 signal_auto: 850,
                 signal_suggest: 650,
+                signal_max: 12,
                 needs_bracket: true,
                 counts_prompts: false,
                 counts_compactions: true,
                 writes_handoff: true,
+                reads_conversation: true,
                 branch_events: EventSet::of([EventKind::UserPromptSubmit, EventKind::SessionEnd]),
                 state_events: EventSet::of([EventKind::Stop, EventKind::PreCompact]),
             },

@@ -13,7 +13,7 @@ use crate::memory::{self, CaptureSpec, Recall};
 use crate::rule::RecallFrom;
 use crate::session::SessionState;
 use crate::signal;
-use crate::text::{Vars, default_text, expand};
+use crate::text::{Vars, expand};
 
 impl<'a> Engine<'a> {
     pub(super) fn fired<'p>(
@@ -31,9 +31,7 @@ impl<'a> Engine<'a> {
                 RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
                     Some(terms) => terms.clone(),
                     None => {
-                        let text =
-                            default_text(facts.kind(), facts.input.tool_name(), facts.payload)
-                                .join("\n");
+                        let text = facts.default_texts().join("\n");
                         effort.scan(text.len())?;
                         let terms = memory::first_terms(&text, memory::MAX_QUERY_TERMS);
                         scan.shared.prompt_terms.get_or_init(|| terms).clone()

@@ -55,12 +55,25 @@ pub struct Facts<'p> {
     pub used_percent: Option<u8>,
     /// The project's current git branch, when some rule reads it and `HEAD` names one.
     pub branch: Option<&'p str>,
+    /// On `PreCompact`, the conversation about to be compacted (its newest messages, when some
+    /// rule reads the event's text): part of the event's text, after `custom_instructions`.
+    pub conversation: &'p [String],
 }
 
-impl Facts<'_> {
+impl<'p> Facts<'p> {
     /// The event.
     pub fn kind(&self) -> EventKind {
         self.input.kind()
+    }
+
+    /// The texts conditions without a `field` read: the payload's default text, and on
+    /// `PreCompact` the conversation.
+    pub fn default_texts(&self) -> Vec<Cow<'p, str>> {
+        let mut texts = default_text(self.kind(), self.input.tool_name(), self.payload);
+        if self.kind() == EventKind::PreCompact {
+            texts.extend(self.conversation.iter().map(|m| Cow::Borrowed(m.as_str())));
+        }
+        texts
     }
 }
 
@@ -342,7 +355,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Vec<Cow<'p, str>>, ArtifactError> {
         let path = self.str(effort, field)?;
         let texts = if path.is_empty() {
-            default_text(facts.kind(), facts.input.tool_name(), facts.payload)
+            facts.default_texts()
         } else {
             field_text(facts.payload, path).into_iter().collect()
         };

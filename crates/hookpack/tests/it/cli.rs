@@ -1224,6 +1224,83 @@ fn memories_are_kept_within_the_configured_limits() {
     assert_eq!(hookpack(&dir, &["memory", "prune", "--max", "x"]).status.code(), Some(2));
 }
 
+/// A session through the hooks with the builtin `memory` pack: an unmarked decision is captured
+/// (0.92), a weaker signal suggested to Claude with its marker, which Claude's reply then uses
+/// (kept at `Stop`); before a compaction the transcript's sure signals are captured, and the
+/// handoff after it names them.
+#[test]
+fn a_session_keeps_its_signals_and_hands_them_over_a_compaction() {
+    let dir = project(
+        "memory-session",
+        &[(".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n")],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let transcript = dir.join("transcript.jsonl");
+    let event = |fields: serde_json::Value| {
+        let mut payload = json!({"session_id": "s1", "transcript_path": transcript, "cwd": dir});
+        payload.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        payload
+    };
+    let prompt = |text: &str| {
+        let payload = event(json!({"hook_event_name": "UserPromptSubmit", "prompt": text}));
+        let (status, stdout, stderr) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+        stdout
+    };
+    let said = prompt("I decided to use PostgreSQL for storage.");
+    assert!(
+        said.contains("hookpack remembered (decisions): I decided to use PostgreSQL for storage."),
+        "{said}"
+    );
+    let said = prompt("This is important: never push to main");
+    assert!(said.contains("may be worth keeping in `learnings` (0.80)"), "{said}");
+    assert!(said.contains("`[learning]`"), "{said}");
+    // Claude keeps it as the suggestion says.
+    let stop = event(json!({"hook_event_name": "Stop", "stop_hook_active": false,
+        "last_assistant_message": "Understood.\n\n[learning] Never push to main; open a pull request."}));
+    let (status, said, stderr) = hook(EventKind::Stop, &dir, &stop);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(said.contains("hookpack remembered (learnings): Never push to main"), "{said}");
+
+    // The conversation before a compaction, as Claude Code writes it.
+    let lines = [
+        json!({"type": "user", "message": {"role": "user", "content": "Why does login fail on staging?"}}),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "I decided to ignore this."},
+            {"type": "text", "text": "We are blocked by the auth service on staging: its certificate expired."},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "curl staging"}}]}}),
+        json!({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "TIL nothing"}]}}),
+        json!({"type": "user", "isSidechain": true, "message": {"role": "user", "content": "We went with a sidechain."}}),
+    ];
+    let jsonl = lines.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(&transcript, jsonl).unwrap();
+    let compact = event(
+        json!({"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}),
+    );
+    let (status, said, stderr) = hook(EventKind::PreCompact, &dir, &compact);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(!said.contains("worth keeping"), "{said}");
+    let after = event(json!({"hook_event_name": "SessionStart", "source": "compact"}));
+    let (status, said, stderr) = hook(EventKind::SessionStart, &dir, &after);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(said.contains("captured in this session"), "{said}");
+    assert!(
+        said.contains("] We are blocked by the auth service on staging: its certificate expired."),
+        "{said}"
+    );
+
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    for kept in
+        ["I decided to use PostgreSQL", "Never push to main", "We are blocked by the auth service"]
+    {
+        assert!(listed.contains(kept), "{kept}: {listed}");
+    }
+    for not_kept in ["This is important", "ignore this", "TIL nothing", "sidechain"] {
+        assert!(!listed.contains(not_kept), "{not_kept}: {listed}");
+    }
+}
+
 /// A convention said in a prompt is kept (the builtin `memory` pack), and `memory export` puts
 /// it between hookpack's markers in CLAUDE.md (the rest of the file untouched), one naming a
 /// folder in `.claude/rules/`; run twice, nothing changes; a link at CLAUDE.md is not written

@@ -175,6 +175,8 @@ pub struct MemoryConfig {
     pub auto: Option<f64>,
     /// The confidence at which a signal is suggested.
     pub suggest: Option<f64>,
+    /// The most signals one event captures or suggests.
+    pub max_signals: Option<u32>,
 }
 
 impl Config {
@@ -199,6 +201,7 @@ impl Config {
             memory_max_age_days: self.memory.max_age_days.unwrap_or(d.memory_max_age_days),
             signal_auto: self.memory.auto.map_or(d.signal_auto, permille),
             signal_suggest: self.memory.suggest.map_or(d.signal_suggest, permille),
+            signal_max: self.memory.max_signals.unwrap_or(d.signal_max),
             namespaces: self.settings_namespaces(),
             aliases: self.aliases(),
             private_tags: if self.memory.private_tags.is_empty() {

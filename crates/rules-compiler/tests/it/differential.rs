@@ -129,6 +129,7 @@ fn fired(bytes: &AlignedBytes, kind: EventKind, payload: &Value) -> BTreeSet<usi
         bracket: hook_engine::Bracket::Fresh,
         used_percent: None,
         branch: None,
+        conversation: &[],
     };
     let evaluation = engine.evaluate(&facts, Mode::Answer).unwrap();
     evaluation.fired.iter().map(|f| f.id.trim_start_matches("diff/r").parse().unwrap()).collect()
@@ -415,6 +416,7 @@ fn the_program_index_finds_every_command_rule_that_fires() {
                 bracket: hook_engine::Bracket::Fresh,
                 used_percent: None,
                 branch: None,
+                conversation: &[],
             };
             let ids = |mode| -> BTreeSet<String> {
                 let evaluation = engine.evaluate(&facts, mode).unwrap();

@@ -122,6 +122,7 @@ fn evaluate(bytes: &[u8], kind: EventKind, mode: Mode) -> (Result<Evaluation, Ar
         bracket: hook_engine::Bracket::Fresh,
         used_percent: None,
         branch: None,
+        conversation: &[],
     };
     let scan = match engine.scan(&facts, mode) {
         Ok(scan) => scan,
@@ -306,6 +307,7 @@ fn evaluate_payload(
         bracket: hook_engine::Bracket::Fresh,
         used_percent: None,
         branch: None,
+        conversation: &[],
     };
     let scan = engine.scan(&facts, Mode::Answer).unwrap();
     let evaluation = engine.evaluate_scanned(&scan, &facts);
