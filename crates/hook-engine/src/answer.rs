@@ -263,6 +263,7 @@ mod tests {
             once: None,
             recall: None,
             command: None,
+            observes: false,
         }
     }
 

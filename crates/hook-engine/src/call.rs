@@ -19,6 +19,7 @@ use crate::answer::{Response, respond};
 use crate::artifact::ArtifactError;
 use crate::eval::{Engine, Evaluation, Facts, Mode, Scan};
 use crate::memory::{self, Captured, Memory, Recall};
+use crate::observe::{self, SessionSummary};
 use crate::rule::{Once, RecallFrom};
 use crate::session::{Bracket, SessionState, Settings};
 use crate::signal::{self, Outcome};
@@ -55,6 +56,17 @@ pub trait CallIo {
     ///
     /// When the store cannot be read.
     fn recent_memories(&mut self) -> Result<Vec<Memory>, IoError>;
+
+    /// The most recent sessions of the project but this one, newest first, at most `max`:
+    /// what each did and kept, for `recall = { from = "sessions" }`.
+    ///
+    /// # Errors
+    ///
+    /// When the sessions cannot be read.
+    fn recent_sessions(&mut self, max: usize) -> Result<Vec<SessionSummary>, IoError> {
+        let _ = max;
+        Ok(Vec::new())
+    }
 
     /// The handoff the last `PreCompact` kept.
     ///
@@ -326,6 +338,8 @@ fn memories(
         let Some(recall) = &fired.recall else { continue };
         let found = if recall.from == RecallFrom::Handoff {
             handoff_text.take()
+        } else if recall.from == RecallFrom::Sessions {
+            observe::render_index(&io.recent_sessions(recall.max)?)
         } else {
             let wider = Recall { max: recall.max + RECALL_LOOKAHEAD as usize, ..recall.clone() };
             let memories: Vec<_> =

@@ -11,6 +11,7 @@ pub mod command;
 mod eval;
 pub mod layout;
 pub mod memory;
+pub mod observe;
 pub mod path_keys;
 pub mod rule;
 mod session;

@@ -110,6 +110,8 @@ pub enum RecallFrom {
     Prompt,
     /// The handoff `PreCompact` wrote.
     Handoff,
+    /// The index of the recent sessions: what each did and kept.
+    Sessions,
 }
 
 /// A rule's `recall`, as written: where it looks and how many memories it gives at most.

@@ -2,6 +2,7 @@
 //! state rules read and change, and the settings compiled from the config. The evaluation and
 //! memory both speak it.
 
+use crate::observe::Observed;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -61,6 +62,8 @@ pub struct SessionState {
     pub compaction_pending: bool,
     /// The rules with `once` whose context was given, each with the compaction count then.
     pub injected: BTreeMap<String, u32>,
+    /// What the session did, as `observe` rules saw it.
+    pub observed: Observed,
 }
 
 impl SessionState {

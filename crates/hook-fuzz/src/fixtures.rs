@@ -92,6 +92,13 @@ fn busy_state() -> SessionState {
         compactions: 2,
         compaction_pending: true,
         injected: BTreeMap::from([("context/constitution".to_owned(), 2)]),
+        observed: hook_engine::observe::Observed {
+            title: Some("fix the login bug".into()),
+            edited: vec!["src/auth.rs".into()],
+            ran: vec!["cargo test".into()],
+            commands: 1,
+            ..Default::default()
+        },
     }
 }
 

@@ -9,6 +9,7 @@ use hook_engine::artifact::{self, Artifact, ArtifactError, Loaded};
 use hook_engine::bounded::read_regular;
 use hook_engine::call::{CallIo, IoError, Plan, Surroundings};
 use hook_engine::memory;
+use hook_engine::observe::SessionSummary;
 use hook_engine::{Bracket, Engine, Mode, Response, SessionState, Settings};
 use hook_model::{EventKind, HookInput};
 use serde_json::Value;
@@ -441,6 +442,18 @@ impl CallIo for HookIo<'_> {
 
     fn handoff(&mut self) -> Result<Option<String>, IoError> {
         Ok(self.record.handoff.clone())
+    }
+
+    fn recent_sessions(&mut self, max: usize) -> Result<Vec<SessionSummary>, IoError> {
+        let installation = self.installation;
+        // The memories each kept, through the index (one that is out of date leaves them out).
+        Ok(sessions::summaries(installation.dir(), &self.record.id, max, |record| {
+            let ids = record.stored.clone().unwrap_or_default();
+            match state::memories_indexed(installation, &ids, &record.id) {
+                state::Indexed::Found(found) => found,
+                state::Indexed::NoDatabase | state::Indexed::Stale => Vec::new(),
+            }
+        }))
     }
 
     fn set_handoff(&mut self, handoff: Option<String>) {

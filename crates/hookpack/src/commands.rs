@@ -360,6 +360,11 @@ pub(crate) fn memory(
     let installation = installation(layout).context("no project and no user folder")?;
     let dir = installation.dir().to_path_buf();
     let (sub, rest) = words.split_first().context("`memory` needs `list`, `search` or `forget`")?;
+    if let ("show", [id]) = (sub.as_str(), rest)
+        && let Some(prefix) = id.strip_prefix("session:")
+    {
+        return show_session(&dir, prefix);
+    }
     if !database_path(&dir).is_file() {
         println!("no memories yet ({} does not exist)", database_path(&dir).display());
         return Ok(true);
@@ -447,6 +452,70 @@ pub(crate) fn memory(
         }
         other => anyhow::bail!("unknown `memory` command `{other}`: list, search, show or forget"),
     }
+}
+
+/// `hookpack memory show session:<id>`: what the session whose id starts with `prefix` did
+/// and kept, as its books say.
+fn show_session(dir: &Path, prefix: &str) -> anyhow::Result<bool> {
+    use hook_engine::memory;
+    use hook_runtime::state::sessions;
+
+    anyhow::ensure!(!prefix.is_empty(), "`memory show session:<id>` needs the session's id");
+    let matching: Vec<sessions::Record> = sessions::recent(dir, "", usize::MAX)
+        .into_iter()
+        .filter(|r| r.id.starts_with(prefix))
+        .collect();
+    let record = match matching.as_slice() {
+        [] => {
+            println!(
+                "no session `{}` (sessions are kept for `[state] max_age_days`)",
+                printable(prefix)
+            );
+            return Ok(false);
+        }
+        [one] => one,
+        more => anyhow::bail!(
+            "`{}` starts {} sessions' ids: give more of it",
+            printable(prefix),
+            more.len()
+        ),
+    };
+    let o = &record.state.observed;
+    println!("session {}", printable(&record.id));
+    println!("started:  {}", memory::date(record.started));
+    println!("last:     {}", memory::date(record.updated));
+    println!("prompts:  {}", record.state.prompt_count);
+    if let Some(title) = &o.title {
+        println!("title:    {}", printable(title));
+    }
+    let list = |name: &str, items: &[String]| {
+        if !items.is_empty() {
+            println!("{name}:");
+            for item in items {
+                println!("  {}", printable(item));
+            }
+        }
+    };
+    list("edited", &o.edited);
+    list("read", &o.read);
+    if o.commands > 0 {
+        let shown = o.ran.len();
+        println!("commands: {} (the last {shown}:)", o.commands);
+        for command in &o.ran {
+            println!("  {}", printable(command));
+        }
+    }
+    list("failed", &o.failed);
+    if !o.tools.is_empty() {
+        let tools: Vec<String> =
+            o.tools.iter().map(|(t, n)| format!("{} ×{n}", printable(t))).collect();
+        println!("tools:    {}", tools.join(", "));
+    }
+    if let Some(stored) = record.stored.as_deref().filter(|s| !s.is_empty()) {
+        let ids: Vec<String> = stored.iter().map(|id| format!("#{id}")).collect();
+        println!("kept:     {} (`hookpack memory show <id>`)", ids.join(" "));
+    }
+    Ok(true)
 }
 
 /// `hookpack memory prune`: removes the memories past `[memory] max` and `max_age_days` (the

@@ -6,9 +6,10 @@ use std::path::Path;
 use anyhow::Context;
 use hook_engine::call::{Call, CallIo, IoError, Surroundings};
 use hook_engine::memory::{Captured, Memory, Recall};
+use hook_engine::observe::SessionSummary;
 use hook_engine::{Bracket, Engine, Mode, SessionState, Settings};
 use hook_model::{EventKind, HookInput, event_name};
-use hook_runtime::state::Store;
+use hook_runtime::state::{Store, sessions};
 use hook_runtime::transcript::{self, Reading};
 use rules_compiler::Layout;
 use serde_json::Value;
@@ -286,6 +287,7 @@ fn print_evaluation(call: &Call) {
             (None, None, None) if evaluation.signals.iter().any(|s| s.rule == fired.id) => {
                 "signal".to_owned()
             }
+            (None, None, None) if fired.observes => "observe".to_owned(),
             _ => "state".to_owned(),
         };
         println!("  {}  {what}", fired.id);
@@ -463,6 +465,20 @@ impl CallIo for ReadOnly<'_> {
 
     fn handoff(&mut self) -> Result<Option<String>, IoError> {
         Ok(self.handoff.clone())
+    }
+
+    fn recent_sessions(&mut self, max: usize) -> Result<Vec<SessionSummary>, IoError> {
+        let Some(dir) = self.dir.as_deref() else { return Ok(Vec::new()) };
+        let store = self.store.as_ref();
+        Ok(sessions::summaries(dir, &self.session_id, max, |record| {
+            let ids = record.stored.as_deref().unwrap_or_default();
+            let kept = |&id: &i64| store?.memory(id).ok().flatten();
+            ids.iter()
+                .filter_map(kept)
+                .filter(|(_, s, _)| *s == record.id)
+                .map(|(m, ..)| m)
+                .collect()
+        }))
     }
 
     fn set_handoff(&mut self, _: Option<String>) {}

@@ -203,7 +203,7 @@ enum MemoryCommand {
         limit: Option<u32>,
     },
     /// One memory in full: its text, namespace, date, the session that stored it and the rule
-    /// that captured it.
+    /// that captured it; or, as `session:<id>`, what a session did and kept.
     Show {
         #[arg(value_name = "ID")]
         id: String,

@@ -309,6 +309,7 @@ impl<'r> Emitter<'r> {
             every: c.every,
             brackets: Brackets::of(c.bracket.iter().copied()),
             recall: t.recall,
+            observe: t.observe,
             ..RuleRecord::default()
         };
         let rewrite: Vec<String> = t
@@ -608,6 +609,7 @@ fn uses_state(r: &Rule) -> bool {
         || t.unset != StateUnset::default()
         || t.capture.is_some()
         || t.recall.is_some()
+        || t.observe
         || names(r, "prompt_count")
         || names(r, "bracket")
         || names(r, "used_percent")

@@ -137,6 +137,7 @@ pub struct FieldCondition {
 
 /// What a rule does.
 #[derive(Clone, Debug, Default)]
+#[allow(clippy::struct_excessive_bools, reason = "each is a yes-or-no key of the pack language")]
 pub struct Actions {
     /// `context` or the text of `context_file`.
     pub context: Option<String>,
@@ -172,6 +173,8 @@ pub struct Actions {
     pub repeat: bool,
     /// `recall`.
     pub recall: Option<RecallSpec>,
+    /// `observe = true`: what the event shows the session did goes into its books.
+    pub observe: bool,
     /// `fail = "closed"`.
     pub fail_closed: bool,
 }

@@ -327,6 +327,11 @@ pub(crate) static RULE: Table = Table {
         key("unset", Shape::Table(&UNSET), "Session state to clear."),
         key("capture", Shape::Table(&CAPTURE), "Store the matched text as a memory."),
         key(
+            "observe",
+            Shape::Bool,
+            "Keep what the event shows the session did (`UserPromptSubmit`: its first prompt as its title; `PostToolUse`: a file read or edited, a command run, another tool used; `PostToolUseFailure`: what failed and why) in its books, for `recall = { from = \"sessions\" }`.",
+        ),
+        key(
             "repeat",
             Shape::Bool,
             "Stop/SubagentStop: block or give context even when a stop hook is already active.",
@@ -391,11 +396,16 @@ static RECALL: Table = Table {
     keys: &[
         key(
             "from",
-            Shape::Enum(&["path", "prompt", "handoff"]),
-            "Match memories against the file path's terms or the prompt, or inject the handoff \
-             `PreCompact` wrote (on `SessionStart` after a compaction).",
+            Shape::Enum(&["path", "prompt", "handoff", "sessions"]),
+            "Match memories against the file path's terms or the prompt, inject the handoff \
+             `PreCompact` wrote (on `SessionStart` after a compaction), or an index of the recent \
+             sessions (what each did and kept).",
         ),
-        key("max", Shape::Integer { min: 1, max: 100 }, "At most this many memories."),
+        key(
+            "max",
+            Shape::Integer { min: 1, max: 100 },
+            "At most this many memories (sessions, for `sessions`).",
+        ),
     ],
 };
 

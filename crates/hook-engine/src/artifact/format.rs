@@ -215,6 +215,8 @@ pub mod flag {
     /// `capture.signal = true`: the rule's regex matches are signals (their regex entries'
     /// flags name their reverse automata).
     pub const CAPTURE_SIGNAL: u32 = 1 << 9;
+    /// `observe = true`: the event's observation goes into the session's books.
+    pub const OBSERVE: u32 = 1 << 10;
 }
 
 /// Bits of [`rule::RECALL`].
@@ -223,8 +225,10 @@ pub mod recall {
     pub const PROMPT: u32 = 1 << 31;
     /// `from = "handoff"` (what `PreCompact` wrote).
     pub const HANDOFF: u32 = 1 << 30;
+    /// `from = "sessions"` (the index of recent sessions).
+    pub const SESSIONS: u32 = 1 << 29;
     /// The low bits: `max`.
-    pub const MAX: u32 = (1 << 30) - 1;
+    pub const MAX: u32 = (1 << 29) - 1;
 }
 
 /// Per-event record, in words.

@@ -106,6 +106,8 @@ pub struct RuleRecord {
     pub unset_flags: ListRef,
     /// `capture`.
     pub capture: Option<CaptureRecord>,
+    /// `observe = true`.
+    pub observe: bool,
     /// `recall`.
     pub recall: Option<RecallSpec>,
     /// `watch_paths`: strings, relative to the project.
@@ -217,6 +219,7 @@ impl RuleRecord {
             (self.has_context, flag::CONTEXT),
             (self.uses_state, flag::USES_STATE),
             (signal, flag::CAPTURE_SIGNAL),
+            (self.observe, flag::OBSERVE),
             (markers, flag::CAPTURE_MARKERS),
         ]
         .into_iter()
@@ -242,6 +245,7 @@ impl RuleRecord {
                     RecallFrom::Path => 0,
                     RecallFrom::Prompt => recall::PROMPT,
                     RecallFrom::Handoff => recall::HANDOFF,
+                    RecallFrom::Sessions => recall::SESSIONS,
                 }
         });
         w
@@ -503,6 +507,11 @@ impl<'a> RuleView<'a> {
         self.flag(flag::CAPTURE)
     }
 
+    /// Whether it has `observe = true`.
+    pub fn observes(&self) -> bool {
+        self.flag(flag::OBSERVE)
+    }
+
     /// Whether its `capture` takes only marked text.
     pub fn captures_markers(&self) -> bool {
         self.flag(flag::CAPTURE_MARKERS)
@@ -526,6 +535,8 @@ impl<'a> RuleView<'a> {
         let word = self.0.get(rule::RECALL);
         let from = if word & recall::HANDOFF != 0 {
             RecallFrom::Handoff
+        } else if word & recall::SESSIONS != 0 {
+            RecallFrom::Sessions
         } else if word & recall::PROMPT != 0 {
             RecallFrom::Prompt
         } else {
@@ -592,6 +603,7 @@ impl<'a> RuleView<'a> {
             unset: self.unset(),
             unset_flags: self.unset_flags(),
             capture: self.capture(),
+            observe: self.observes(),
             recall: self.recall(),
             watch_paths: self.watch_paths(),
             rewrite: self.rewrite(),
@@ -832,9 +844,14 @@ mod tests {
                 markers: true,
                 signal: true,
             }),
+            observe: true,
             recall: Some(RecallSpec {
-                from: [RecallFrom::Path, RecallFrom::Prompt, RecallFrom::Handoff]
-                    [seed as usize % 3],
+                from: [
+                    RecallFrom::Path,
+                    RecallFrom::Prompt,
+                    RecallFrom::Handoff,
+                    RecallFrom::Sessions,
+                ][seed as usize % 4],
                 max: seed + 5,
             }),
             watch_paths: l(),
@@ -906,6 +923,7 @@ mod tests {
             ("unset.task", Box::new(|r| r.unset.task = true)),
             ("unset_flags", Box::new(|r| r.unset_flags = full.unset_flags)),
             ("capture", Box::new(|r| r.capture = full.capture)),
+            ("observe", Box::new(|r| r.observe = full.observe)),
             ("recall", Box::new(|r| r.recall = full.recall)),
             ("watch_paths", Box::new(|r| r.watch_paths = full.watch_paths)),
             ("rewrite", Box::new(|r| r.rewrite = full.rewrite)),

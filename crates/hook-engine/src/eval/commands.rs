@@ -455,6 +455,7 @@ pub(super) fn unreadable_command() -> Fired {
         once: None,
         recall: None,
         command: None,
+        observes: false,
     }
 }
 

@@ -27,7 +27,7 @@ impl<'a> Engine<'a> {
         let recall = if let Some(spec) = r.recall() {
             // The same for every rule of the event: found once.
             let terms = match spec.from {
-                RecallFrom::Handoff => Vec::new(),
+                RecallFrom::Handoff | RecallFrom::Sessions => Vec::new(),
                 RecallFrom::Prompt => match scan.shared.prompt_terms.get() {
                     Some(terms) => terms.clone(),
                     None => {
@@ -78,6 +78,7 @@ impl<'a> Engine<'a> {
                 CommandMatch::Matched(shown) => Some(shown),
                 CommandMatch::NoCondition | CommandMatch::Missed => None,
             },
+            observes: r.observes(),
         })
     }
 

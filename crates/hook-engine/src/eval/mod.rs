@@ -265,6 +265,7 @@ impl<'a> Engine<'a> {
         // rule sees the new state (reference §2.2).
         let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
         let explain = mode == Mode::Explain;
+        let mut observed = false;
         for changes_state in [true, false] {
             let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
             for &index in candidates {
@@ -280,6 +281,27 @@ impl<'a> Engine<'a> {
                         evaluation.fired.push(self.fired(scan, index, &r, facts)?);
                         if r.captures() {
                             self.capture(effort, &r, facts, &mut evaluation)?;
+                        }
+                        if r.observes() && !observed {
+                            // Once per event, however many rules observe it.
+                            observed = true;
+                            let config = self.memory_settings_with(effort)?;
+                            // The texts it may strip private parts from.
+                            let len =
+                                |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
+                            let p = facts.payload;
+                            let command = p.get("tool_input").and_then(|i| i.get("command"));
+                            let texts = len(p.get("prompt")) + len(p.get("error")) + len(command);
+                            memory_scan(effort, texts, &config)?;
+                            let seen = crate::observe::of(
+                                facts.input,
+                                facts.payload,
+                                facts.project_root,
+                                &config.private_tags,
+                            );
+                            if let Some(seen) = seen {
+                                evaluation.state.observed.add(seen);
+                            }
                         }
                     }
                     Err(miss) => {

@@ -45,6 +45,8 @@ pub struct Fired {
     pub recall: Option<Recall>,
     /// The command its `command` condition matched, as a shell would read it back.
     pub command: Option<String>,
+    /// Whether it keeps what the event shows in the session's books (`observe`).
+    pub observes: bool,
 }
 
 impl Fired {

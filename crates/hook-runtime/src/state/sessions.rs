@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use hook_engine::artifact::sources::{fnv1a, fnv1a_extend};
 use hook_engine::bounded::open_not_following;
+use hook_engine::observe::SessionSummary;
 use hook_engine::{Bracket, SessionState};
 
 use crate::Installation;
@@ -39,6 +40,8 @@ const VERSION: u16 = 1;
 
 /// The tag of a record's [`Record::stored`] (after the fields of version 1).
 const TAG_STORED: u8 = 1;
+/// The tag of what `observe` rules saw ([`hook_engine::observe::Observed`]).
+const TAG_OBSERVED: u8 = 2;
 const HEADER: usize = 32;
 /// How much of a slot the first read takes: a record is usually a few hundred bytes.
 const FIRST_READ: usize = 4096;
@@ -199,6 +202,62 @@ pub fn peek(installation_dir: &Path, id: &str) -> Option<Record> {
         _ => None,
     }
 }
+
+/// The records of the most recently saved sessions but `except`, newest first, at most `max`,
+/// each read without its lock (a record being written is read from its other slot); those that
+/// cannot be read are left out. At most [`MAX_LISTED`] files are looked at.
+pub fn recent(installation_dir: &Path, except: &str, max: usize) -> Vec<Record> {
+    let Ok(entries) = fs::read_dir(installation_dir.join(SESSIONS_DIR)) else { return Vec::new() };
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
+        .filter_map(Result::ok)
+        .take(MAX_LISTED)
+        .filter_map(|e| {
+            let meta = fs::symlink_metadata(e.path()).ok().filter(fs::Metadata::is_file)?;
+            Some((meta.modified().ok()?, e.path()))
+        })
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let mut found = Vec::new();
+    for (_, path) in files {
+        if found.len() >= max {
+            break;
+        }
+        let Ok(file) = open_not_following(&path) else { continue };
+        let Ok(meta) = file.metadata() else { continue };
+        if let Found::Record(record) = read(&file, meta.len()).1
+            && record.id != except
+        {
+            found.push(*record);
+        }
+    }
+    found
+}
+
+/// The most recent sessions but `except` that did something (an `observe` rule saw it, or it
+/// kept memories), newest first, at most `max`, each with the memories `memories` finds for it.
+pub fn summaries(
+    installation_dir: &Path,
+    except: &str,
+    max: usize,
+    mut memories: impl FnMut(&Record) -> Vec<hook_engine::memory::Memory>,
+) -> Vec<SessionSummary> {
+    recent(installation_dir, except, max.saturating_mul(4).max(16))
+        .into_iter()
+        .filter(|r| {
+            !r.state.observed.is_empty() || r.stored.as_ref().is_some_and(|s| !s.is_empty())
+        })
+        .take(max)
+        .map(|r| SessionSummary {
+            memories: memories(&r),
+            id: r.id,
+            updated: r.updated,
+            observed: r.state.observed,
+        })
+        .collect()
+}
+
+/// Session files [`recent`] looks at, at most.
+const MAX_LISTED: usize = 4096;
 
 /// How many session records the installation folder holds.
 pub fn count(installation_dir: &Path) -> usize {
@@ -365,6 +424,23 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
             put_u64(w, id.cast_unsigned());
         }
     }
+    let o = &state.observed;
+    if !o.is_empty() {
+        w.push(TAG_OBSERVED);
+        put_option(w, o.title.as_deref());
+        for list in [&o.read, &o.edited, &o.ran, &o.failed] {
+            put_u64(w, list.len() as u64);
+            for item in list {
+                put_str(w, item);
+            }
+        }
+        put_u64(w, o.tools.len() as u64);
+        for (tool, uses) in &o.tools {
+            put_str(w, tool);
+            put_u64(w, u64::from(*uses));
+        }
+        put_u64(w, u64::from(o.commands));
+    }
     let len = u32::try_from(out.len() - HEADER).unwrap_or(u32::MAX);
     out[16..20].copy_from_slice(&len.to_le_bytes());
     let sum = checksum(&out[..24], &out[HEADER..]);
@@ -427,6 +503,18 @@ fn decode(bytes: &[u8]) -> Option<Record> {
             TAG_STORED if stored.is_none() => {
                 let ids = (0..r.count()?).map(|_| r.u64().map(u64::cast_signed));
                 stored = Some(ids.collect::<Option<_>>()?);
+            }
+            TAG_OBSERVED if state.observed.is_empty() => {
+                let o = &mut state.observed;
+                o.title = r.option()?.0;
+                for list in [&mut o.read, &mut o.edited, &mut o.ran, &mut o.failed] {
+                    *list = (0..r.count()?).map(|_| r.string()).collect::<Option<_>>()?;
+                }
+                for _ in 0..r.count()? {
+                    let tool = r.string()?;
+                    o.tools.insert(tool, u32::try_from(r.u64()?).ok()?);
+                }
+                o.commands = u32::try_from(r.u64()?).ok()?;
             }
             _ => return None,
         }
@@ -519,6 +607,26 @@ mod tests {
         assert_eq!((found.state, found.notices), (record.state, record.notices));
         let new = encode(1, &sample("new"));
         assert_eq!(decode(&new[HEADER..]).unwrap().stored, Some(vec![7, 12]));
+    }
+
+    /// What `observe` rules saw is kept with the record, and a record without it reads as
+    /// one with nothing observed.
+    #[test]
+    fn what_the_session_did_is_kept_with_its_record() {
+        let mut record = sample("s");
+        let o = &mut record.state.observed;
+        o.title = Some("fix the login bug ✓".into());
+        o.read = vec!["src/a.rs".into()];
+        o.edited = vec!["src/a.rs".into(), "src/b.rs".into()];
+        o.ran = vec!["cargo test".into()];
+        o.failed = vec!["cargo build: error".into()];
+        o.tools.insert("TodoWrite".into(), 3);
+        o.commands = 9;
+        let slot = encode(1, &record);
+        let found = decode(&slot[HEADER..]).unwrap();
+        assert_eq!(found.state, record.state);
+        let without = encode(1, &sample("s"));
+        assert!(decode(&without[HEADER..]).unwrap().state.observed.is_empty());
     }
 
     #[test]

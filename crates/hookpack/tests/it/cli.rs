@@ -1290,6 +1290,8 @@ fn a_session_keeps_its_signals_and_hands_them_over_a_compaction() {
         "{said}"
     );
 
+    the_next_session_sees_what_this_one_did(&dir, &transcript);
+
     let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
     for kept in
         ["I decided to use PostgreSQL", "Never push to main", "We are blocked by the auth service"]
@@ -1299,6 +1301,55 @@ fn a_session_keeps_its_signals_and_hands_them_over_a_compaction() {
     for not_kept in ["This is important", "ignore this", "TIL nothing", "sidechain"] {
         assert!(!listed.contains(not_kept), "{not_kept}: {listed}");
     }
+}
+
+/// Session `s1`'s tool calls are observed, and session `s2` starts with an index naming them
+/// (with what `s1` kept), whose details `memory show session:s1` gives, private parts removed.
+fn the_next_session_sees_what_this_one_did(dir: &std::path::Path, transcript: &std::path::Path) {
+    // What the session did, for the next one's index.
+    let tool = |kind: EventKind, name: &str, input: serde_json::Value, extra: serde_json::Value| {
+        let mut fields = json!({"hook_event_name": kind.as_str(), "tool_name": name,
+            "tool_input": input, "tool_use_id": "t"});
+        fields.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let mut payload = json!({"session_id": "s1", "transcript_path": transcript, "cwd": dir});
+        payload.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        let (status, _, stderr) = hook(kind, dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    };
+    let post = EventKind::PostToolUse;
+    let response = json!({"tool_response": {}});
+    let file = dir.join("src/auth.rs");
+    tool(post, "Read", json!({"file_path": file}), response.clone());
+    let edit = json!({"file_path": file, "old_string": "a", "new_string": "b"});
+    tool(post, "Edit", edit, response.clone());
+    let secret = json!({"command": "cargo test --token <private>s3cret</private>"});
+    tool(post, "Bash", secret, response.clone());
+    tool(post, "TodoWrite", json!({"todos": []}), response);
+    let error = json!({"error": "error[E0308]: mismatched types"});
+    tool(EventKind::PostToolUseFailure, "Bash", json!({"command": "cargo build"}), error);
+    let next = json!({"hook_event_name": "SessionStart", "source": "startup", "session_id": "s2",
+        "transcript_path": transcript, "cwd": dir});
+    let (status, said, stderr) = hook(EventKind::SessionStart, dir, &next);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(said.contains("Recent sessions in this project"), "{said}");
+    let line = "session:s1 \\\"I decided to use PostgreSQL for storage.\\\" — edited src/auth.rs; \
+                ran 1 command; 1 failed (last: cargo build: error[E0308]: mismatched types)";
+    assert!(said.contains(line), "{said}");
+    assert!(said.contains("kept [blockers #"), "{said}");
+    let out = hookpack(dir, &["memory", "show", "session:s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    for line in [
+        "edited:\n  src/auth.rs",
+        "read:\n  src/auth.rs",
+        "commands: 1",
+        "  cargo test --token",
+        "failed:\n  cargo build: error[E0308]",
+        "tools:    TodoWrite ×1",
+    ] {
+        assert!(shown.contains(line), "{line}: {shown}");
+    }
+    assert!(!shown.contains("s3cret"), "{shown}");
 }
 
 /// A convention said in a prompt is kept (the builtin `memory` pack), and `memory export` puts

@@ -340,6 +340,20 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
             }
         }
         if let Some(value) = self.key(
+            "observe",
+            |k| {
+                matches!(
+                    k,
+                    EventKind::UserPromptSubmit
+                        | EventKind::PostToolUse
+                        | EventKind::PostToolUseFailure
+                )
+            },
+            "UserPromptSubmit, PostToolUse and PostToolUseFailure",
+        ) {
+            then.observe = value.get_ref().as_bool().unwrap_or(false);
+        }
+        if let Some(value) = self.key(
             "repeat",
             |k| matches!(k, EventKind::Stop | EventKind::SubagentStop),
             "Stop and SubagentStop",
@@ -360,6 +374,18 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         {
             let from = match string(recall, "from") {
                 Some(("prompt", _)) => RecallFrom::Prompt,
+                Some(("sessions", span)) => {
+                    if self.on.iter().any(|&k| k != EventKind::SessionStart) {
+                        self.reader.warning(
+                            span,
+                            format!(
+                                "the index of recent sessions is for the start of a session:                                  `from = \"sessions\"` on other events repeats it (rule `{}`)",
+                                self.id
+                            ),
+                        );
+                    }
+                    RecallFrom::Sessions
+                }
                 Some(("handoff", span)) => {
                     if self
                         .on

@@ -302,7 +302,8 @@ impl Reader<'_> {
             || then.set != StateSet::default()
             || then.unset != StateUnset::default()
             || then.capture.is_some()
-            || then.recall.is_some();
+            || then.recall.is_some()
+            || then.observe;
         if !has_action {
             self.warning(
                 id_span.clone(),

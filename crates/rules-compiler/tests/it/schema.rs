@@ -421,7 +421,11 @@ fn closed_sets_are_enums() {
         ("rule-pack.schema.json", "rule.bracket", brackets.clone()),
         ("rule-pack.schema.json", "rule.once", set(&["session", "compaction"])),
         ("rule-pack.schema.json", "rule.fail", set(&["open", "closed"])),
-        ("rule-pack.schema.json", "rule.recall.from", set(&["path", "prompt", "handoff"])),
+        (
+            "rule-pack.schema.json",
+            "rule.recall.from",
+            set(&["path", "prompt", "handoff", "sessions"]),
+        ),
         ("rule-pack.schema.json", "test.event.hook_event_name", events),
         ("rule-pack.schema.json", "test.given.bracket", brackets.clone()),
         ("rule-pack.schema.json", "test.expect.bracket", brackets),

@@ -1,0 +1,337 @@
+//! What a session did, observed without a model: the files it read and edited, the commands it
+//! ran and those that failed, the other tools it used, and its first prompt as its title. A
+//! rule with `observe = true` adds its event's observation to the session's books
+//! ([`Observed`], kept with the session state); `recall = { from = "sessions" }` gives an index
+//! of the recent sessions at the start of the next.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use hook_model::{EventKind, HookInput, ToolName};
+use serde_json::Value;
+
+use crate::eval::tool_path;
+use crate::memory::{self, Memory};
+
+/// Files kept per list (read, edited), the first touched first.
+pub const MAX_FILES: usize = 50;
+/// Commands kept (the newest).
+pub const MAX_COMMANDS: usize = 30;
+/// Failures kept (the newest).
+pub const MAX_FAILURES: usize = 20;
+/// Other tools counted, at most.
+pub const MAX_TOOLS: usize = 32;
+/// Characters of a title, a command or a failure kept.
+pub const MAX_LINE: usize = 160;
+
+/// What a session did, as its books keep it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// The session's first prompt (its first line, private parts removed).
+    pub title: Option<String>,
+    /// Files read, relative to the project where inside it.
+    pub read: Vec<String>,
+    /// Files written or edited.
+    pub edited: Vec<String>,
+    /// Commands run (the first line of each).
+    pub ran: Vec<String>,
+    /// Tool calls that failed: the command or tool and the error's first line.
+    pub failed: Vec<String>,
+    /// Other tools, by name, and how often each was used.
+    pub tools: BTreeMap<String, u32>,
+    /// Commands run in all (`ran` keeps the newest).
+    pub commands: u32,
+}
+
+/// What one event adds to a session's books.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observation {
+    /// A prompt: the session's title, if it has none yet.
+    Prompt(String),
+    /// A file read.
+    Read(String),
+    /// A file written or edited.
+    Edited(String),
+    /// A command run.
+    Ran(String),
+    /// A tool call that failed: what it was, and why.
+    Failed(String),
+    /// Another tool used.
+    Tool(String),
+}
+
+impl Observed {
+    /// Whether nothing was observed.
+    pub fn is_empty(&self) -> bool {
+        *self == Observed::default()
+    }
+
+    /// Adds `observation`, within the limits.
+    pub fn add(&mut self, observation: Observation) {
+        let once = |list: &mut Vec<String>, item: String| {
+            if list.len() < MAX_FILES && !list.contains(&item) {
+                list.push(item);
+            }
+        };
+        let newest = |list: &mut Vec<String>, item: String, max: usize| {
+            list.push(item);
+            if list.len() > max {
+                list.remove(0);
+            }
+        };
+        match observation {
+            Observation::Prompt(title) => {
+                self.title.get_or_insert(title);
+            }
+            Observation::Read(path) => once(&mut self.read, path),
+            Observation::Edited(path) => once(&mut self.edited, path),
+            Observation::Ran(command) => {
+                self.commands = self.commands.saturating_add(1);
+                newest(&mut self.ran, command, MAX_COMMANDS);
+            }
+            Observation::Failed(what) => newest(&mut self.failed, what, MAX_FAILURES),
+            Observation::Tool(name) => {
+                if let Some(count) = self.tools.get_mut(&name) {
+                    *count = count.saturating_add(1);
+                } else if self.tools.len() < MAX_TOOLS {
+                    self.tools.insert(name, 1);
+                }
+            }
+        }
+    }
+}
+
+/// What event `input` (`payload`) shows of the session, private parts (`private_tags`) removed;
+/// `None` when it shows nothing (or only private text).
+pub fn of(
+    input: &HookInput,
+    payload: &Value,
+    project_root: Option<&std::path::Path>,
+    private_tags: &[&str],
+) -> Option<Observation> {
+    let line = |text: &str| {
+        let text = memory::strip_private(text, private_tags)?;
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        Some(memory::cut(first, MAX_LINE))
+    };
+    match input.kind() {
+        EventKind::UserPromptSubmit => {
+            line(payload.get("prompt").and_then(Value::as_str)?).map(Observation::Prompt)
+        }
+        EventKind::PostToolUse | EventKind::PostToolUseFailure => {
+            let failed = input.kind() == EventKind::PostToolUseFailure;
+            let name = input.tool_name()?;
+            let tool = ToolName::from(name);
+            let argument = |key: &str| payload.get("tool_input")?.get(key)?.as_str().and_then(line);
+            let what = match tool {
+                ToolName::Bash | ToolName::PowerShell | ToolName::Monitor => {
+                    Some(("ran", argument("command")?))
+                }
+                ToolName::Read => Some(("read", tool_path(payload, project_root)?)),
+                ToolName::Write | ToolName::Edit | ToolName::MultiEdit | ToolName::NotebookEdit => {
+                    Some(("edited", tool_path(payload, project_root)?))
+                }
+                _ => None,
+            };
+            if failed {
+                let error = payload.get("error").and_then(Value::as_str).and_then(line);
+                let subject = what.map_or_else(|| name.to_owned(), |(_, s)| s);
+                let shown = match error {
+                    Some(error) => format!("{subject}: {error}"),
+                    None => subject,
+                };
+                return Some(Observation::Failed(memory::cut(&shown, MAX_LINE)));
+            }
+            Some(match what {
+                Some(("ran", command)) => Observation::Ran(command),
+                Some(("read", path)) => Observation::Read(path),
+                Some((_, path)) => Observation::Edited(path),
+                None => Observation::Tool(name.to_owned()),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A recent session, as the index of recent sessions shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionSummary {
+    /// Its id.
+    pub id: String,
+    /// When it was last active (unix seconds).
+    pub updated: i64,
+    /// What it did.
+    pub observed: Observed,
+    /// The memories it kept last.
+    pub memories: Vec<Memory>,
+}
+
+/// Characters one session takes in the index, at most.
+const MAX_SESSION_CHARS: usize = 500;
+
+/// The index of recent sessions, newest first: for each its date, id (what
+/// `hookpack memory show session:<id>` takes), title, the files it edited, its commands and
+/// failures, and the memories it kept; `None` when there is none.
+pub fn render_index(sessions: &[SessionSummary]) -> Option<String> {
+    if sessions.is_empty() {
+        return None;
+    }
+    let mut out = String::from(
+        "Recent sessions in this project (hookpack; details: `hookpack memory show session:<id>`):",
+    );
+    for s in sessions {
+        let o = &s.observed;
+        let short: String = s.id.chars().take(8).collect();
+        let mut entry = format!("\n- {} session:{short}", memory::date(s.updated));
+        if let Some(title) = &o.title {
+            let _ = write!(entry, " \"{}\"", memory::cut(title, 80));
+        }
+        let mut did = Vec::new();
+        if !o.edited.is_empty() {
+            did.push(format!("edited {}", listed(&o.edited, 4)));
+        }
+        if o.commands > 0 {
+            did.push(format!("ran {} command{}", o.commands, plural(o.commands as usize)));
+        }
+        if !o.failed.is_empty() {
+            let last = memory::cut(o.failed.last().map_or("", String::as_str), 60);
+            did.push(format!("{} failed (last: {last})", o.failed.len()));
+        }
+        if did.is_empty() && !o.read.is_empty() {
+            did.push(format!("read {}", listed(&o.read, 3)));
+        }
+        if !did.is_empty() {
+            entry.push_str(" — ");
+            entry.push_str(&did.join("; "));
+        }
+        for m in s.memories.iter().rev().take(3) {
+            let text = memory::cut(m.text.lines().next().unwrap_or(""), 100);
+            let _ = write!(entry, "\n  kept [{} #{}] {text}", m.namespace, m.id);
+        }
+        out.push_str(&memory::cut(&entry, MAX_SESSION_CHARS));
+    }
+    Some(out)
+}
+
+/// `items`, the first `max` named and the rest counted.
+fn listed(items: &[String], max: usize) -> String {
+    let mut shown: Vec<&str> = items.iter().take(max).map(String::as_str).collect();
+    let more = items.len().saturating_sub(max);
+    let more = format!("{more} more");
+    if items.len() > max {
+        shown.push(&more);
+    }
+    shown.join(", ")
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn observe(payload: &Value) -> Option<Observation> {
+        let kind = EventKind::from_name(payload["hook_event_name"].as_str().unwrap()).unwrap();
+        let mut full = json!({"session_id": "s", "transcript_path": "/t", "cwd": "/p"});
+        full.as_object_mut().unwrap().extend(payload.as_object().unwrap().clone());
+        let input = HookInput::from_value(kind, &full).unwrap();
+        of(&input, &full, Some(std::path::Path::new("/p")), &["private"])
+    }
+
+    #[test]
+    fn events_show_what_the_session_did() {
+        let post = |tool: &str, input: Value| {
+            observe(&json!({"hook_event_name": "PostToolUse", "tool_name": tool,
+                "tool_input": input, "tool_response": {}, "tool_use_id": "t"}))
+        };
+        assert_eq!(
+            post("Read", json!({"file_path": "/p/src/a.rs"})),
+            Some(Observation::Read("src/a.rs".into()))
+        );
+        assert_eq!(
+            post("Edit", json!({"file_path": "/p/src/a.rs", "old_string": "a", "new_string": "b"})),
+            Some(Observation::Edited("src/a.rs".into()))
+        );
+        assert_eq!(
+            post(
+                "Bash",
+                json!({"command": "cargo test <private>--token abc</private>\necho done"})
+            ),
+            Some(Observation::Ran("cargo test".into()))
+        );
+        assert_eq!(
+            post("TodoWrite", json!({"todos": []})),
+            Some(Observation::Tool("TodoWrite".into()))
+        );
+        let failed = observe(&json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_input": {"command": "cargo build"}, "tool_use_id": "t",
+            "error": "error[E0308]: mismatched types\n  --> src/a.rs"}));
+        assert_eq!(
+            failed,
+            Some(Observation::Failed("cargo build: error[E0308]: mismatched types".into()))
+        );
+        let prompt = observe(
+            &json!({"hook_event_name": "UserPromptSubmit", "prompt": "\n  fix the login bug\nthen tests"}),
+        );
+        assert_eq!(prompt, Some(Observation::Prompt("fix the login bug".into())));
+        let private = observe(
+            &json!({"hook_event_name": "UserPromptSubmit", "prompt": "<private>secret</private>"}),
+        );
+        assert_eq!(private, None);
+    }
+
+    #[test]
+    fn the_books_stay_within_their_limits() {
+        let mut o = Observed::default();
+        o.add(Observation::Prompt("first".into()));
+        o.add(Observation::Prompt("second".into()));
+        assert_eq!(o.title.as_deref(), Some("first"));
+        for i in 0..100 {
+            o.add(Observation::Edited(format!("f{}", i % 60)));
+            o.add(Observation::Ran(format!("c{i}")));
+            o.add(Observation::Failed(format!("x{i}")));
+            o.add(Observation::Tool(format!("T{i}")));
+        }
+        assert_eq!(o.edited.len(), MAX_FILES);
+        assert_eq!((o.ran.len(), o.ran[0].as_str(), o.commands), (MAX_COMMANDS, "c70", 100));
+        assert_eq!((o.failed.len(), o.failed.last().unwrap().as_str()), (MAX_FAILURES, "x99"));
+        assert_eq!(o.tools.len(), MAX_TOOLS);
+    }
+
+    #[test]
+    fn the_index_names_each_session_briefly() {
+        let mut observed = Observed {
+            title: Some("fix the login bug".into()),
+            commands: 7,
+            ..Observed::default()
+        };
+        for f in ["src/a.rs", "src/b.rs", "src/c.rs", "src/d.rs", "src/e.rs"] {
+            observed.add(Observation::Edited(f.into()));
+        }
+        observed.add(Observation::Failed("cargo test: 2 failed".into()));
+        let memory = Memory {
+            id: 4,
+            namespace: "decisions".into(),
+            text: "use RS256".into(),
+            confidence: 1.0,
+            created: 0,
+        };
+        let index = render_index(&[SessionSummary {
+            id: "0123456789abcdef".into(),
+            updated: 1_764_000_000,
+            observed,
+            memories: vec![memory],
+        }])
+        .unwrap();
+        assert_eq!(
+            index,
+            "Recent sessions in this project (hookpack; details: `hookpack memory show session:<id>`):\n\
+             - 2025-11-24 session:01234567 \"fix the login bug\" — edited src/a.rs, src/b.rs, src/c.rs, src/d.rs, 1 more; ran 7 commands; 1 failed (last: cargo test: 2 failed)\n  kept [decisions #4] use RS256"
+        );
+        assert_eq!(render_index(&[]), None);
+    }
+}
