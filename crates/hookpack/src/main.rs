@@ -14,6 +14,7 @@ mod init;
 mod install;
 mod jsonedit;
 mod new_rule;
+mod share;
 mod wiring;
 
 use std::path::{Path, PathBuf};
@@ -224,6 +225,14 @@ enum MemoryCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Share memories with the team: merge the remote's git note of shared memories
+    /// (`refs/notes/hookpack`) with this store's and push it.
+    Push(ShareArgs),
+    /// Fetch the remote's git note of shared memories, merge it, and store the memories it
+    /// has that this store lacks.
+    Pull(ShareArgs),
+    /// Pull, then push.
+    Sync(ShareArgs),
     /// Remove the memories past `[memory] max` and `max_age_days` at once, oldest first (a hook
     /// that stores a memory removes a few of them each time).
     Prune {
@@ -237,6 +246,18 @@ enum MemoryCommand {
         #[arg(long)]
         dry_run: bool,
     },
+}
+
+/// What `memory push | pull | sync` share, and with whom.
+#[derive(Debug, clap::Args)]
+struct ShareArgs {
+    /// The git remote (default: origin).
+    #[arg(long, value_name = "NAME", default_value = "origin")]
+    remote: String,
+    /// The namespaces shared (repeat for more; default: `[memory] share`, else decisions,
+    /// learnings and patterns).
+    #[arg(long = "namespace", value_name = "NS")]
+    namespaces: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -345,6 +366,15 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
                         namespaces
                     };
                     export::export(&layout(), &namespaces, dry_run)
+                }
+                MemoryCommand::Push(args) => {
+                    share::share(&layout(), share::Direction::Push, &args.remote, &args.namespaces)
+                }
+                MemoryCommand::Pull(args) => {
+                    share::share(&layout(), share::Direction::Pull, &args.remote, &args.namespaces)
+                }
+                MemoryCommand::Sync(args) => {
+                    share::share(&layout(), share::Direction::Sync, &args.remote, &args.namespaces)
                 }
                 MemoryCommand::Prune { max, max_age_days, dry_run } => {
                     commands::memory_prune(&layout(), max, max_age_days, dry_run)

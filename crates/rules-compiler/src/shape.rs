@@ -623,6 +623,11 @@ static MEMORY_CONFIG: Table = Table {
             Shape::Integer { min: 0, max: 1000 },
             "The most signals one event captures or suggests (the surest). Default 10.",
         ),
+        key(
+            "share",
+            Shape::StringList,
+            "The namespaces `hookpack memory push | pull | sync` share through git notes. Default [\"decisions\", \"learnings\", \"patterns\"].",
+        ),
     ],
 };
 

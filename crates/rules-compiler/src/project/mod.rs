@@ -177,6 +177,8 @@ pub struct MemoryConfig {
     pub suggest: Option<f64>,
     /// The most signals one event captures or suggests.
     pub max_signals: Option<u32>,
+    /// The namespaces `hookpack memory push | pull | sync` share.
+    pub share: Option<Vec<String>>,
 }
 
 impl Config {

@@ -1,0 +1,349 @@
+//! `hookpack memory push | pull | sync`: team memory through git notes.
+//!
+//! The memories of the shared namespaces (`[memory] share`, or `--namespace`) travel as one git
+//! note on a ref of their own, `refs/notes/hookpack`, attached to the empty blob (an object
+//! every repository can have). The note holds one memory per line, a JSON object with an id
+//! made from its namespace and text, sorted: two clones that each add memories merge their
+//! notes with git's `cat_sort_uniq` strategy (the union of the lines), so concurrent edits
+//! never conflict and nothing is lost. Forgetting a memory is not shared: the union keeps it.
+//!
+//! Nothing is sent without the user's command: `push` fetches the remote's note, merges it
+//! into the local one, adds the store's memories and pushes (again, if another clone pushed in
+//! between); `pull` fetches and merges, then stores the memories the note has and the store
+//! lacks; `sync` does both. What is read from a note is checked as anything from outside: a
+//! namespace the config does not have, a line that is not a memory, text over the size of a
+//! memory, are skipped; private tags are stripped again.
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use anyhow::Context;
+use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
+use hook_runtime::state::{Store, database_path};
+use rules_compiler::Layout;
+use serde_json::{Value, json};
+
+use rules_compiler::load;
+
+use crate::commands::{environment, installation, printable};
+
+/// The notes ref the memories travel on.
+pub(crate) const NOTES_REF: &str = "refs/notes/hookpack";
+/// Where the remote's note is fetched to before it is merged.
+const FETCHED_REF: &str = "refs/notes/hookpack-fetched";
+/// The namespaces shared when neither the config nor the command names any.
+pub(crate) const DEFAULT_SHARED: [&str; 3] = ["decisions", "learnings", "patterns"];
+/// The most memories read from one namespace of the store.
+const MAX_SHARED: u32 = 10_000;
+/// The largest note read.
+const MAX_NOTE_BYTES: usize = 16 << 20;
+/// Tries of fetch, merge and push when another clone pushes in between.
+const PUSH_TRIES: usize = 4;
+/// What a stored memory from a note says it was captured by.
+const RULE: &str = "git-notes";
+
+/// What `memory push | pull | sync` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Push,
+    Pull,
+    Sync,
+}
+
+pub(crate) fn share(
+    layout: &Layout,
+    direction: Direction,
+    remote: &str,
+    namespaces: &[String],
+) -> anyhow::Result<bool> {
+    let root = layout.project.clone().context(
+        "team memory lives in a project's git repository: run it in one, or give --project",
+    )?;
+    anyhow::ensure!(
+        !remote.starts_with('-') && !remote.is_empty(),
+        "`{}` is no git remote",
+        printable(remote)
+    );
+    let installation = installation(layout).context("no project folder")?;
+    let loaded = load(layout, &environment());
+    anyhow::ensure!(
+        !loaded.diagnostics.has_errors(),
+        "the config has errors (`hookpack lint` says which)"
+    );
+    let settings = loaded.config.settings();
+    let shared: Vec<String> = if !namespaces.is_empty() {
+        namespaces.iter().map(|n| n.to_ascii_lowercase()).collect()
+    } else if let Some(share) = &loaded.config.memory.share {
+        share.iter().map(|n| n.to_ascii_lowercase()).collect()
+    } else {
+        DEFAULT_SHARED.map(str::to_owned).to_vec()
+    };
+    for namespace in &shared {
+        anyhow::ensure!(
+            settings.namespaces.contains(namespace),
+            "`{}` is not a memory namespace (namespaces: {})",
+            printable(namespace),
+            settings.namespaces.join(", ")
+        );
+    }
+    let git = Git::new(&root)?;
+    let anchor = git.anchor()?;
+
+    if direction != Direction::Push {
+        let fetched = git.fetch_and_merge(remote, &anchor)?;
+        let lines = git.note(&anchor)?;
+        let private: Vec<&str> = settings.private_tags.iter().map(String::as_str).collect();
+        let memories: Vec<Captured> =
+            lines.iter().filter_map(|line| from_line(line, &shared, &private)).collect();
+        let mut store = Store::open(&installation)?;
+        let added = store.remember_all(&format!("git:{remote}"), &memories)?;
+        let new = added.iter().filter(|id| id.is_some()).count();
+        println!(
+            "pulled {} shared memories from {}{}: {new} new",
+            memories.len(),
+            printable(remote),
+            if fetched { "" } else { " (it has none yet)" },
+        );
+    }
+    if direction != Direction::Pull {
+        let mine = if database_path(installation.dir()).is_file() {
+            let store = Store::open(&installation)?;
+            let mut lines = BTreeSet::new();
+            for namespace in &shared {
+                for m in store.memories(Some(namespace), MAX_SHARED)? {
+                    lines.insert(to_line(&m.namespace, &m.text));
+                }
+            }
+            lines
+        } else {
+            BTreeSet::new()
+        };
+        let mut pushed = false;
+        for _ in 0..PUSH_TRIES {
+            git.fetch_and_merge(remote, &anchor)?;
+            let mut lines = git.note(&anchor)?;
+            let before = lines.len();
+            lines.extend(mine.iter().cloned());
+            if lines.len() != before {
+                git.write_note(&anchor, &lines)?;
+            }
+            if git.push(remote)? {
+                println!(
+                    "pushed {} shared memories to {} ({} of them this store's)",
+                    lines.len(),
+                    printable(remote),
+                    mine.len()
+                );
+                pushed = true;
+                break;
+            }
+        }
+        anyhow::ensure!(pushed, "{} kept changing while pushing: try again", printable(remote));
+    }
+    Ok(true)
+}
+
+/// A memory as a line of the note: the same wherever it was captured or when, so that the
+/// union of two notes holds each memory once.
+fn to_line(namespace: &str, text: &str) -> String {
+    let id = hook_engine::artifact::sources::fnv1a(format!("{namespace}\0{text}").as_bytes());
+    json!({"id": format!("{id:016x}"), "namespace": namespace, "text": text}).to_string()
+}
+
+/// The memory a line of a note holds, when it is one of a shared namespace.
+fn from_line(line: &str, shared: &[String], private: &[&str]) -> Option<Captured> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let namespace = value.get("namespace")?.as_str()?.to_ascii_lowercase();
+    let text = value.get("text")?.as_str()?;
+    if !shared.contains(&namespace) || text.chars().count() > MAX_MEMORY_CHARS {
+        return None;
+    }
+    let text = memory::strip_private(text, private)?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| Captured {
+        rule: RULE.to_owned(),
+        namespace,
+        text: text.to_owned(),
+        confidence: 1.0,
+        note: None,
+    })
+}
+
+/// Git, run in the project.
+struct Git<'r> {
+    root: &'r Path,
+    /// `-c user.name=… -c user.email=…` when the repository has no identity for the notes'
+    /// commits.
+    identity: Vec<String>,
+}
+
+impl<'r> Git<'r> {
+    fn new(root: &'r Path) -> anyhow::Result<Git<'r>> {
+        let mut git = Git { root, identity: Vec::new() };
+        let inside = git.run(&["rev-parse", "--is-inside-work-tree"], None)?;
+        anyhow::ensure!(inside.status.success(), "{} is not in a git repository", root.display());
+        for (key, fallback) in [("user.name", "hookpack"), ("user.email", "hookpack@localhost")] {
+            let set = git.run(&["config", "--get", key], None)?;
+            if !set.status.success() || set.stdout.trim_ascii().is_empty() {
+                git.identity.extend(["-c".to_owned(), format!("{key}={fallback}")]);
+            }
+        }
+        Ok(git)
+    }
+
+    fn run(&self, args: &[&str], input: Option<&[u8]>) -> anyhow::Result<Output> {
+        let mut command = Command::new("git");
+        command
+            .arg("-C")
+            .arg(self.root)
+            .args(&self.identity)
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_NOTES_REF", NOTES_REF)
+            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().context("cannot run git")?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            stdin.write_all(input)?;
+        }
+        Ok(child.wait_with_output()?)
+    }
+
+    /// Runs `args`, failing with git's own words.
+    fn check(&self, args: &[&str], input: Option<&[u8]>) -> anyhow::Result<Output> {
+        let out = self.run(args, input)?;
+        anyhow::ensure!(
+            out.status.success(),
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Ok(out)
+    }
+
+    /// The object the note is attached to: the empty blob, written if the repository lacks it.
+    fn anchor(&self) -> anyhow::Result<String> {
+        let out = self.check(&["hash-object", "-w", "--stdin"], Some(b""))?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// The note's lines (none when there is no note).
+    fn note(&self, anchor: &str) -> anyhow::Result<BTreeSet<String>> {
+        let out = self.run(&["notes", "--ref", NOTES_REF, "show", anchor], None)?;
+        if !out.status.success() {
+            return Ok(BTreeSet::new());
+        }
+        anyhow::ensure!(
+            out.stdout.len() <= MAX_NOTE_BYTES,
+            "the shared memories' note is too large"
+        );
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
+    fn write_note(&self, anchor: &str, lines: &BTreeSet<String>) -> anyhow::Result<()> {
+        let mut text = lines.iter().cloned().collect::<Vec<_>>().join("\n");
+        text.push('\n');
+        self.check(
+            &["notes", "--ref", NOTES_REF, "add", "-f", "-F", "-", anchor],
+            Some(text.as_bytes()),
+        )?;
+        Ok(())
+    }
+
+    /// Fetches the remote's note and merges it into the local one (the union of their lines);
+    /// whether the remote had one.
+    fn fetch_and_merge(&self, remote: &str, anchor: &str) -> anyhow::Result<bool> {
+        let refspec = format!("+{NOTES_REF}:{FETCHED_REF}");
+        let has = self.run(&["ls-remote", "--exit-code", remote, NOTES_REF], None)?;
+        if has.status.code() == Some(2) {
+            return Ok(false);
+        }
+        anyhow::ensure!(
+            has.status.success(),
+            "cannot reach the git remote `{}`: {}",
+            printable(remote),
+            String::from_utf8_lossy(&has.stderr).trim()
+        );
+        self.check(&["fetch", "--quiet", "--no-write-fetch-head", remote, &refspec], None)?;
+        let local = self.run(&["rev-parse", "--verify", "--quiet", NOTES_REF], None)?;
+        if local.status.success() {
+            self.check(
+                &[
+                    "notes",
+                    "--ref",
+                    NOTES_REF,
+                    "merge",
+                    "--quiet",
+                    "-s",
+                    "cat_sort_uniq",
+                    FETCHED_REF,
+                ],
+                None,
+            )?;
+        } else {
+            self.check(&["update-ref", NOTES_REF, FETCHED_REF], None)?;
+        }
+        // The merged note, written back sorted (a merge may leave it as the two notes' lines
+        // concatenated when one side had none on the anchor).
+        let lines = self.note(anchor)?;
+        if !lines.is_empty() {
+            let text = lines.iter().cloned().collect::<Vec<_>>().join("\n") + "\n";
+            let now = self.run(&["notes", "--ref", NOTES_REF, "show", anchor], None)?;
+            if now.stdout != text.as_bytes() {
+                self.write_note(anchor, &lines)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Pushes the note's ref; `false` when the remote moved on meanwhile (not a fast-forward).
+    fn push(&self, remote: &str) -> anyhow::Result<bool> {
+        let refspec = format!("{NOTES_REF}:{NOTES_REF}");
+        let out = self.run(&["push", "--quiet", remote, &refspec], None)?;
+        if out.status.success() {
+            return Ok(true);
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        if said.contains("non-fast-forward")
+            || said.contains("fetch first")
+            || said.contains("rejected")
+        {
+            return Ok(false);
+        }
+        anyhow::bail!("git push {} failed: {}", printable(remote), said.trim())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_a_memory_of_a_shared_namespace_or_nothing() {
+        let shared = vec!["decisions".to_owned()];
+        let line = to_line("decisions", "use RS256\nand rotate");
+        let m = from_line(&line, &shared, &["private"]).unwrap();
+        assert_eq!((m.namespace.as_str(), m.text.as_str()), ("decisions", "use RS256\nand rotate"));
+        assert_eq!(from_line(&to_line("secrets", "x"), &shared, &[]), None);
+        assert_eq!(from_line("not json", &shared, &[]), None);
+        let private = to_line("decisions", "<private>key</private>");
+        assert_eq!(from_line(&private, &shared, &["private"]), None);
+        let long = to_line("decisions", &"x".repeat(MAX_MEMORY_CHARS + 1));
+        assert_eq!(from_line(&long, &shared, &[]), None);
+        assert_eq!(
+            to_line("decisions", "t"),
+            r#"{"id":"c7f9a5d2e0c1b3a4","namespace":"decisions","text":"t"}"#.replace(
+                "c7f9a5d2e0c1b3a4",
+                &format!("{:016x}", hook_engine::artifact::sources::fnv1a(b"decisions\0t"))
+            )
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! `hookpack memory push | pull | sync`: two clones share memories through a bare remote, each
+//! editing concurrently, and nothing is lost.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hook_model::EventKind;
+use hook_runtime::ExitStatus;
+use serde_json::json;
+
+use crate::{hook, hookpack, text};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fresh(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-share").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A memory said in `clone`'s session as a marked prompt.
+fn say(clone: &Path, prompt: &str) {
+    let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+        "transcript_path": "/t", "cwd": clone, "prompt": prompt});
+    let (status, stdout, stderr) = hook(EventKind::UserPromptSubmit, clone, &payload);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(stdout.contains("hookpack remembered"), "{stdout}");
+}
+
+fn memories(clone: &Path) -> String {
+    text(&hookpack(clone, &["memory", "list"]).stdout)
+}
+
+fn run(clone: &Path, args: &[&str]) -> String {
+    let out = hookpack(clone, args);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn two_clones_share_memories_through_a_bare_remote() {
+    let root = fresh("two-clones");
+    let bare = root.join("team.git");
+    let (a, b) = (root.join("a"), root.join("b"));
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "--bare", "--quiet"]);
+    std::fs::create_dir_all(a.join(".claude/hookpack")).unwrap();
+    git(&a, &["init", "--quiet"]);
+    std::fs::write(a.join(".claude/hookpack/hookpack.toml"), "builtin = [\"memory\"]\n").unwrap();
+    std::fs::write(a.join(".gitignore"), ".claude/hookpack/state/\n.claude/hookpack/compiled/\n")
+        .unwrap();
+    git(&a, &["add", "."]);
+    git(&a, &["commit", "--quiet", "-m", "start"]);
+    git(&a, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    git(&a, &["push", "--quiet", "origin", "HEAD:refs/heads/main"]);
+    git(&root, &["clone", "--quiet", bare.to_str().unwrap(), "b"]);
+    for clone in [&a, &b] {
+        run(clone, &["compile"]);
+    }
+
+    // Before anyone pushed: nothing to pull, and said so.
+    assert!(run(&b, &["memory", "pull"]).contains("(it has none yet): 0 new"));
+
+    say(&a, "[decision] tokens are signed with RS256");
+    say(&a, "[blocker] staging has no TLS certificate");
+    say(&b, "[decision] deploys never happen on Fridays");
+    say(&b, "[learning] cargo nextest is faster here");
+    // A pushes; B, which has not pulled, pushes its own: the notes are merged, not replaced.
+    assert!(run(&a, &["memory", "push"]).contains("pushed 1 shared memories"));
+    assert!(run(&b, &["memory", "push"]).contains("pushed 3 shared memories"));
+    assert!(run(&a, &["memory", "pull"]).contains("3 shared memories from origin: 2 new"));
+    let listed = memories(&a);
+    for kept in ["RS256", "Fridays", "nextest", "TLS"] {
+        assert!(listed.contains(kept), "{kept}: {listed}");
+    }
+    // Blockers are not shared by default.
+    assert!(run(&b, &["memory", "pull"]).contains("1 new"));
+    assert!(!memories(&b).contains("TLS"), "{}", memories(&b));
+
+    // Both add and push at the same time: whichever loses the race merges and pushes again.
+    say(&a, "[decision] the API is versioned in its path");
+    say(&b, "[pattern] errors are wrapped with context at each layer");
+    let pushes: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .map(|clone| std::thread::spawn(move || run(&clone, &["memory", "sync"])))
+        .collect();
+    for push in pushes {
+        push.join().unwrap();
+    }
+    for clone in [&a, &b] {
+        run(clone, &["memory", "pull"]);
+        let listed = memories(clone);
+        for kept in ["RS256", "Fridays", "nextest", "versioned in its path", "wrapped with context"]
+        {
+            assert!(listed.contains(kept), "{}: {kept}: {listed}", clone.display());
+        }
+    }
+    // The note is one memory a line, each once.
+    let note = git(&a, &["notes", "--ref", "refs/notes/hookpack", "list"]);
+    assert_eq!(note.lines().count(), 1, "{note}");
+    let blob = note.split_whitespace().nth(1).unwrap();
+    let lines = git(&a, &["notes", "--ref", "refs/notes/hookpack", "show", blob]);
+    assert_eq!(lines.lines().count(), 5, "{lines}");
+}
+
+#[test]
+fn sharing_refuses_what_it_cannot_do() {
+    let dir = fresh("refusals");
+    std::fs::create_dir_all(dir.join(".claude/hookpack")).unwrap();
+    std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), "builtin = [\"memory\"]\n").unwrap();
+    // Not a git repository (the test's folder is inside this one's: git looks no higher).
+    let ceiling = dir.parent().unwrap();
+    let out =
+        crate::hookpack_with(&dir, &["memory", "push"], &[("GIT_CEILING_DIRECTORIES", ceiling)]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("not in a git repository"), "{}", text(&out.stderr));
+    git(&dir, &["init", "--quiet"]);
+    // No such remote; an unknown namespace; a remote that looks like an option.
+    let out = hookpack(&dir, &["memory", "push"]);
+    assert!(
+        text(&out.stderr).contains("cannot reach the git remote `origin`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = hookpack(&dir, &["memory", "pull", "--namespace", "secrets"]);
+    assert!(
+        text(&out.stderr).contains("`secrets` is not a memory namespace"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = hookpack(&dir, &["memory", "pull", "--remote=--upload-pack=evil"]);
+    assert!(text(&out.stderr).contains("is no git remote"), "{}", text(&out.stderr));
+}
