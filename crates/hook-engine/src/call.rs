@@ -320,13 +320,23 @@ fn memories(
         .fired
         .iter()
         .any(|f| f.recall.as_ref().is_some_and(|r| r.from == RecallFrom::Handoff));
+    // Before a compaction, what this event captures (from the conversation) is stored first,
+    // so that the handoff it writes names it; other events recall first, so that a prompt does
+    // not recall what it just said.
+    let precompact = kind == EventKind::PreCompact;
+    if precompact {
+        weigh_signals(engine, io, evaluation, kind, settings)?;
+        for captured in &evaluation.captures {
+            io.remember(captured)?;
+        }
+    }
     let mut handoff_text = None;
     if compacted && recalls_handoff {
         handoff_text = match io.handoff()? {
             Some(text) => Some(text),
             None => handoff(io, &evaluation.state)?,
         };
-    } else if kind == EventKind::PreCompact && recalls_handoff {
+    } else if precompact && recalls_handoff {
         handoff_text = handoff(io, &evaluation.state)?;
     }
     let gave_handoff = compacted && handoff_text.is_some();
@@ -351,13 +361,18 @@ fn memories(
             fired.add_recalled(found);
         }
     }
-    weigh_signals(engine, io, evaluation, kind, settings)?;
-    // Stored after the recalls, so that a prompt does not recall what it just said.
-    for captured in &evaluation.captures {
-        io.remember(captured)?;
+    if !precompact {
+        weigh_signals(engine, io, evaluation, kind, settings)?;
+        for captured in &evaluation.captures {
+            io.remember(captured)?;
+        }
     }
-    if kind == EventKind::PreCompact && settings.writes_handoff {
-        let text = handoff(io, &evaluation.state)?;
+    if precompact && settings.writes_handoff {
+        let text = match &handoff_text {
+            // The one just made, unless a recall took it.
+            Some(text) => Some(text.clone()),
+            None => handoff(io, &evaluation.state)?,
+        };
         io.set_handoff(text);
     } else if gave_handoff {
         io.set_handoff(None);
