@@ -276,6 +276,9 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
                 }
             }
             let mut after = evaluation.state.clone();
+            if settings.branch_events.contains(kind) {
+                after.branch = facts.branch.map(str::to_owned);
+            }
             let dropped: BTreeSet<&String> = response.dropped.iter().collect();
             for fired in &evaluation.fired {
                 if fired.once.is_some() && fired.context.is_some() && !dropped.contains(&fired.id) {

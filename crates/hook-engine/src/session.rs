@@ -64,6 +64,8 @@ pub struct SessionState {
     pub injected: BTreeMap<String, u32>,
     /// What the session did, as `observe` rules saw it.
     pub observed: Observed,
+    /// The git branch the last hook that read it saw (`branch_changed`, `{previous_branch}`).
+    pub branch: Option<String>,
 }
 
 impl SessionState {

@@ -119,8 +119,12 @@ pub fn wildcard(pattern: &str, text: &str) -> bool {
 /// What a context's `{name}`s stand for ([`expand`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Vars<'a> {
-    /// `{branch}`, and `{issue}` from it.
+    /// `{branch}`.
     pub branch: Option<&'a str>,
+    /// `{issue}`: the issue the branch's name carries.
+    pub issue: Option<&'a str>,
+    /// `{previous_branch}`: the branch the session saw before this event.
+    pub previous_branch: Option<&'a str>,
     /// `{session_id}`.
     pub session_id: &'a str,
     /// `{prompt_count}`: prompts of the session so far, this one included.
@@ -132,8 +136,8 @@ pub struct Vars<'a> {
 }
 
 /// The names [`expand`] knows; a rule's text naming one reads what it stands for.
-pub const VARS: [&str; 6] =
-    ["branch", "issue", "session_id", "prompt_count", "bracket", "used_percent"];
+pub const VARS: [&str; 7] =
+    ["branch", "issue", "session_id", "prompt_count", "bracket", "used_percent", "previous_branch"];
 
 /// The longest a variable's value is given (`{session_id}` comes from the payload).
 const MAX_VAR_CHARS: usize = 200;
@@ -166,7 +170,8 @@ pub fn expand(text: String, vars: &Vars<'_>) -> String {
         };
         let value = match name {
             "branch" => vars.branch.map_or("none".to_owned(), capped),
-            "issue" => vars.branch.and_then(issue_of).unwrap_or_else(|| "none".to_owned()),
+            "issue" => vars.issue.map_or("none".to_owned(), capped),
+            "previous_branch" => vars.previous_branch.map_or("none".to_owned(), capped),
             "session_id" => capped(vars.session_id),
             "prompt_count" => vars.prompt_count.to_string(),
             "used_percent" => vars.used_percent.map_or("none".to_owned(), |p| p.to_string()),
@@ -206,6 +211,61 @@ pub fn issue_of(branch: &str) -> Option<String> {
         let next = part[digits.len()..].chars().next();
         (!digits.is_empty() && next.is_none_or(|c| !c.is_ascii_alphanumeric())).then_some(digits)
     })
+}
+
+/// The issue `branch` carries by the first of `templates` that matches all of it (`*` any
+/// text, `?` one character, `{number}` the digits there, `{key}` a tracker key there: letters,
+/// `-`, digits, as `ABC-42` or `abc-42`); `None` when none does. Templates are checked by the
+/// compiler (one placeholder each); one without a placeholder matches nothing. Quadratic in the
+/// branch's length at worst (each place the placeholder may start, the two sides matched in
+/// linear time).
+pub fn issue_by(branch: &str, templates: &[&str]) -> Option<String> {
+    templates.iter().find_map(|template| {
+        let (before, after, len): (&str, &str, Placeholder) =
+            if let Some((before, after)) = template.split_once("{number}") {
+                (before, after, number_len)
+            } else {
+                let (before, after) = template.split_once("{key}")?;
+                (before, after, key_len)
+            };
+        (0..=branch.len()).filter(|&i| branch.is_char_boundary(i)).find_map(|i| {
+            let n = len(&branch.as_bytes()[i..]);
+            let found =
+                n > 0 && wildcard(before, &branch[..i]) && wildcard(after, &branch[i + n..]);
+            found.then(|| branch[i..i + n].to_owned())
+        })
+    })
+}
+
+/// How long the placeholder's match is at the start of a text (0: none there).
+type Placeholder = fn(&[u8]) -> usize;
+
+/// The digits `text` starts with.
+fn number_len(text: &[u8]) -> usize {
+    text.iter().take_while(|b| b.is_ascii_digit()).count()
+}
+
+/// The tracker key `text` starts with (letters, `-`, digits), or 0.
+fn key_len(text: &[u8]) -> usize {
+    let letters = text.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    if letters == 0 || text.get(letters) != Some(&b'-') {
+        return 0;
+    }
+    let digits = number_len(&text[letters + 1..]);
+    if digits == 0 { 0 } else { letters + 1 + digits }
+}
+
+/// What is wrong with an issue template, if anything: it must hold exactly one `{number}` or
+/// `{key}`, and no other `{…}`.
+pub fn issue_template_problem(template: &str) -> Option<String> {
+    let placeholders = template.matches("{number}").count() + template.matches("{key}").count();
+    let braces = template.matches('{').count();
+    if placeholders != 1 || braces != 1 {
+        return Some(format!(
+            "issue template `{template}` must hold exactly one `{{number}}` or `{{key}}` (and no other `{{…}}`)"
+        ));
+    }
+    None
 }
 
 /// The value at dotted `path` in `payload` (`tool_input.command`); array elements by index
@@ -253,9 +313,32 @@ mod tests {
     }
 
     #[test]
+    fn issue_templates_say_where_the_issue_is() {
+        let templates = ["feature/{number}-*", "*/{key}*", "{key}-*"];
+        for (branch, issue) in [
+            ("feature/123-login-page", Some("123")),
+            ("fix/abc-42-crash", Some("abc-42")),
+            ("ABC-42-x", Some("ABC-42")),
+            ("feature/login", None),
+            ("feature/-1", None),
+            ("main", None),
+        ] {
+            assert_eq!(issue_by(branch, &templates).as_deref(), issue, "{branch}");
+        }
+        assert_eq!(issue_by("gh-7", &["gh-{number}"]).as_deref(), Some("7"));
+        assert_eq!(issue_by("x", &["*"]), None, "no placeholder, no issue");
+        assert!(issue_template_problem("feature/{number}-*").is_none());
+        assert!(issue_template_problem("{number}-{key}").is_some());
+        assert!(issue_template_problem("{issue}").is_some());
+        assert!(issue_template_problem("feature/*").is_some());
+    }
+
+    #[test]
     fn context_variables() {
         let vars = Vars {
             branch: Some("feature/ABC-7-x"),
+            issue: Some("ABC-7"),
+            previous_branch: Some("main"),
             session_id: "s1",
             prompt_count: 3,
             bracket: "moderate",
@@ -267,8 +350,13 @@ mod tests {
             expand(text.to_owned(), &vars),
             "On feature/ABC-7-x (ABC-7), prompt 3 of s1, moderate (72% used); {other} {"
         );
-        let none = Vars { branch: None, used_percent: None, ..vars };
-        assert_eq!(expand("{branch} {issue} {used_percent}".to_owned(), &none), "none none none");
+        let none =
+            Vars { branch: None, issue: None, previous_branch: None, used_percent: None, ..vars };
+        assert_eq!(
+            expand("{branch} {issue} {used_percent} {previous_branch}".to_owned(), &none),
+            "none none none none"
+        );
+        assert_eq!(expand("from {previous_branch}".to_owned(), &vars), "from main");
         assert_eq!(expand("{\"json\": 1}".to_owned(), &vars), "{\"json\": 1}");
         // Multi-byte text around and inside braces; a long session id is cut.
         assert_eq!(expand("é{branch}{é}".to_owned(), &vars), "éfeature/ABC-7-x{é}");

@@ -99,6 +99,7 @@ fn busy_state() -> SessionState {
             commands: 1,
             ..Default::default()
         },
+        branch: Some("main".into()),
     }
 }
 

@@ -42,6 +42,8 @@ pub struct ConfigSettings {
     pub signal_suggest: u32,
     /// The most signals one event captures or suggests (`[memory] max_signals`).
     pub signal_max: u32,
+    /// `[branch] issues`: the templates `{issue}` is found by, when configured.
+    pub issues: Option<Vec<String>>,
     /// Memory namespaces.
     pub namespaces: Vec<String>,
     /// Marker shorthand → namespace.
@@ -64,6 +66,7 @@ impl Default for ConfigSettings {
             signal_auto: 850,
             signal_suggest: 700,
             signal_max: 10,
+            issues: None,
             namespaces: owned(&DEFAULT_NAMESPACES),
             aliases: DEFAULT_ALIASES.iter().map(|&(a, n)| (a.to_owned(), n.to_owned())).collect(),
             private_tags: owned(&DEFAULT_PRIVATE_TAGS),
@@ -221,6 +224,7 @@ pub fn compile(
         namespaces: w.str_list(&settings.namespaces),
         aliases: w.str_list(&aliases),
         private_tags: w.str_list(&settings.private_tags),
+        issues: settings.issues.as_ref().map(|issues| w.str_list(issues)),
     }
     .words();
     let source_bytes = sources_section(&sources.files, &sources.dirs, |path| w.str(path));
@@ -307,6 +311,7 @@ impl<'r> Emitter<'r> {
             session_title: w.str(t.session_title.as_deref().unwrap_or("")),
             watch_paths: w.str_list(&t.watch_paths),
             every: c.every,
+            branch_changed: c.branch_changed,
             brackets: Brackets::of(c.bracket.iter().copied()),
             recall: t.recall,
             observe: t.observe,
@@ -603,6 +608,7 @@ fn uses_state(r: &Rule) -> bool {
         || !c.flags.is_empty()
         || !c.not_flags.is_empty()
         || c.every.is_some()
+        || c.branch_changed
         || !c.bracket.is_empty()
         || t.once.is_some()
         || t.set != StateSet::default()
@@ -654,7 +660,11 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
         branch_events: EventSet::of(
             rules
                 .iter()
-                .filter(|r| !r.when.branch.is_empty() || names(r, "branch") || names(r, "issue"))
+                .filter(|r| {
+                    !r.when.branch.is_empty()
+                        || r.when.branch_changed
+                        || ["branch", "issue", "previous_branch"].iter().any(|v| names(r, v))
+                })
                 .flat_map(|r| r.on.iter().copied()),
         ),
         state_events: EventSet::default(),

@@ -112,6 +112,8 @@ pub struct Conditions {
     pub permission_mode: Vec<String>,
     /// `branch`: globs over the project's current git branch (`!` in front: excluded).
     pub branch: Vec<String>,
+    /// `branch_changed = true`: the branch is not the one the session last saw.
+    pub branch_changed: bool,
     /// A condition no input can satisfy (an empty `keywords`, `every = 0`, …), reported as a
     /// warning; the rule is left out of the artifact.
     pub never: bool,
@@ -253,6 +255,8 @@ pub struct Given {
     pub memories: Vec<(String, String)>,
     /// The project's current git branch; none: no branch checked out.
     pub branch: Option<String>,
+    /// The branch the session's hooks last saw; none: none yet.
+    pub previous_branch: Option<String>,
     /// The conversation's messages since the last compaction (a `PreCompact` test's text).
     pub conversation: Vec<String>,
     /// The percent of the context window in use (`{used_percent}`); none: not known.

@@ -260,6 +260,11 @@ pub(crate) static RULE: Table = Table {
             Shape::Strings,
             "The project's current git branch matches one of these globs (`*` any text, `/` included; `?` one character); `!glob` excludes. No branch checked out (a detached HEAD): no match.",
         ),
+        key(
+            "branch_changed",
+            Shape::Bool,
+            "The project's current git branch is not the one the session's hooks last saw (`{previous_branch}`): the session moved to another branch. Not on the session's first look at the branch.",
+        ),
         key("workflow", Shape::Strings, "The session's active workflow is one of these."),
         key("task", Shape::Strings, "The session's active task is one of these."),
         key("flags", Shape::Strings, "Session flags that must be set."),
@@ -449,6 +454,11 @@ static GIVEN: Table = Table {
             "The project's current git branch; default: none checked out.",
         ),
         key(
+            "previous_branch",
+            Shape::String,
+            "The branch the session's hooks last saw; default: none yet.",
+        ),
+        key(
             "conversation",
             Shape::StringList,
             "The conversation's messages since the last compaction, oldest first (user prompts and Claude's replies): on `PreCompact`, the event's text after `custom_instructions`; default none.",
@@ -544,6 +554,7 @@ pub(crate) static CONFIG_FILE: Table = Table {
         key("budget", Shape::Table(&BUDGET), "Tokens of injected context per bracket."),
         key("state", Shape::Table(&STATE_CONFIG), "Session state."),
         key("memory", Shape::Table(&MEMORY_CONFIG), "Memory capture and recall."),
+        key("branch", Shape::Table(&BRANCH_CONFIG), "The git branch."),
     ],
 };
 
@@ -575,6 +586,16 @@ static STATE_CONFIG: Table = Table {
         "max_age_days",
         Shape::Integer { min: 1, max: 3650 },
         "Sessions older than this are removed. Default 7.",
+    )],
+};
+
+static BRANCH_CONFIG: Table = Table {
+    what: "[branch]",
+    doc: "The git branch.",
+    keys: &[key(
+        "issues",
+        Shape::StringList,
+        "Where `{issue}` is in a branch's name: templates matched against all of it, the first that matches giving the issue (`*` any text, `?` one character, `{number}` the digits there, `{key}` a tracker key such as `ABC-42`), e.g. [\"feature/{number}-*\", \"{key}-*\"]. Default: a key in capitals anywhere, else a number starting a `/` part. `[]`: branches carry no issue.",
     )],
 };
 

@@ -444,6 +444,7 @@ fn initial_state(given: &Given) -> SessionState {
         compactions: given.compactions,
         compaction_pending: false,
         injected: given.injected.iter().map(|id| (id.clone(), given.compactions)).collect(),
+        branch: given.previous_branch.clone(),
         ..SessionState::default()
     }
 }

@@ -217,6 +217,8 @@ pub mod flag {
     pub const CAPTURE_SIGNAL: u32 = 1 << 9;
     /// `observe = true`: the event's observation goes into the session's books.
     pub const OBSERVE: u32 = 1 << 10;
+    /// `branch_changed = true`.
+    pub const BRANCH_CHANGED: u32 = 1 << 11;
 }
 
 /// Bits of [`rule::RECALL`].
@@ -312,8 +314,11 @@ pub mod settings {
     pub const SIGNAL_SUGGEST: usize = 23;
     /// `[memory] max_signals`: the most signals one event captures or suggests.
     pub const SIGNAL_MAX: usize = 24;
+    /// `[branch] issues`: list of strings, the templates `{issue}` is found by (when
+    /// [`ISSUE_TEMPLATES`] is set).
+    pub const ISSUES_L: usize = 25;
     /// Words.
-    pub const LEN: usize = 25;
+    pub const LEN: usize = 27;
     /// [`FLAGS`] bit: some rule reads the context bracket.
     pub const NEEDS_BRACKET: u32 = 1;
     /// [`FLAGS`] bit: `UserPromptSubmit` counts prompts (`every`, the bracket estimate).
@@ -325,6 +330,8 @@ pub mod settings {
     /// [`FLAGS`] bit: some `PreCompact` rule reads the event's text, which holds the
     /// conversation.
     pub const READS_CONVERSATION: u32 = 16;
+    /// [`FLAGS`] bit: `[branch] issues` is configured (else the built-in reading of a branch).
+    pub const ISSUE_TEMPLATES: u32 = 32;
 }
 
 /// The keyword section, in words: header, then arrays.

@@ -108,6 +108,8 @@ pub struct RuleRecord {
     pub capture: Option<CaptureRecord>,
     /// `observe = true`.
     pub observe: bool,
+    /// `branch_changed = true`.
+    pub branch_changed: bool,
     /// `recall`.
     pub recall: Option<RecallSpec>,
     /// `watch_paths`: strings, relative to the project.
@@ -220,6 +222,7 @@ impl RuleRecord {
             (self.uses_state, flag::USES_STATE),
             (signal, flag::CAPTURE_SIGNAL),
             (self.observe, flag::OBSERVE),
+            (self.branch_changed, flag::BRANCH_CHANGED),
             (markers, flag::CAPTURE_MARKERS),
         ]
         .into_iter()
@@ -507,6 +510,11 @@ impl<'a> RuleView<'a> {
         self.flag(flag::CAPTURE)
     }
 
+    /// Whether it has `branch_changed = true`.
+    pub fn branch_changed(&self) -> bool {
+        self.flag(flag::BRANCH_CHANGED)
+    }
+
     /// Whether it has `observe = true`.
     pub fn observes(&self) -> bool {
         self.flag(flag::OBSERVE)
@@ -604,6 +612,7 @@ impl<'a> RuleView<'a> {
             unset_flags: self.unset_flags(),
             capture: self.capture(),
             observe: self.observes(),
+            branch_changed: self.branch_changed(),
             recall: self.recall(),
             watch_paths: self.watch_paths(),
             rewrite: self.rewrite(),
@@ -623,6 +632,8 @@ pub struct SettingsRecord {
     pub aliases: ListRef,
     /// `[memory] private_tags`.
     pub private_tags: ListRef,
+    /// `[branch] issues`, when configured.
+    pub issues: Option<ListRef>,
 }
 
 impl SettingsRecord {
@@ -649,6 +660,7 @@ impl SettingsRecord {
             (s.counts_compactions, settings::COUNTS_COMPACTIONS),
             (s.writes_handoff, settings::WRITES_HANDOFF),
             (s.reads_conversation, settings::READS_CONVERSATION),
+            (self.issues.is_some(), settings::ISSUE_TEMPLATES),
         ]
         .into_iter()
         .filter(|&(on, _)| on)
@@ -667,6 +679,7 @@ impl SettingsRecord {
             (settings::NAMESPACES_L, self.namespaces),
             (settings::ALIASES_L, self.aliases),
             (settings::PRIVATE_TAGS_L, self.private_tags),
+            (settings::ISSUES_L, self.issues.unwrap_or_default()),
         ] {
             [w[at], w[at + 1]] = [list.offset, list.len];
         }
@@ -704,6 +717,8 @@ impl SettingsRecord {
             namespaces: words.list_ref(settings::NAMESPACES_L),
             aliases: words.list_ref(settings::ALIASES_L),
             private_tags: words.list_ref(settings::PRIVATE_TAGS_L),
+            issues: (flags & settings::ISSUE_TEMPLATES != 0)
+                .then(|| words.list_ref(settings::ISSUES_L)),
         }
     }
 }
@@ -845,6 +860,7 @@ mod tests {
                 signal: true,
             }),
             observe: true,
+            branch_changed: true,
             recall: Some(RecallSpec {
                 from: [
                     RecallFrom::Path,
@@ -924,6 +940,7 @@ mod tests {
             ("unset_flags", Box::new(|r| r.unset_flags = full.unset_flags)),
             ("capture", Box::new(|r| r.capture = full.capture)),
             ("observe", Box::new(|r| r.observe = full.observe)),
+            ("branch_changed", Box::new(|r| r.branch_changed = full.branch_changed)),
             ("recall", Box::new(|r| r.recall = full.recall)),
             ("watch_paths", Box::new(|r| r.watch_paths = full.watch_paths)),
             ("rewrite", Box::new(|r| r.rewrite = full.rewrite)),
@@ -970,6 +987,7 @@ mod tests {
             namespaces: ListRef { offset: 3, len: 4 },
             aliases: ListRef { offset: 5, len: 6 },
             private_tags: ListRef { offset: 7, len: 8 },
+            issues: Some(ListRef { offset: 9, len: 10 }),
         };
         let bytes: Vec<u8> = record.words().iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(SettingsRecord::read(Words::new(&bytes)), record);

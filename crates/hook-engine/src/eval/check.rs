@@ -255,6 +255,15 @@ impl<'a> Engine<'a> {
         if let Some(flag) = not_flags.iter().find(|f| state.flags.contains(**f)) {
             return miss("not_flags", &|| format!("flag `{flag}` is set"));
         }
+        if r.branch_changed() {
+            let changed = state.branch.is_some() && state.branch.as_deref() != facts.branch;
+            if !changed {
+                return miss("branch_changed", &|| match (&state.branch, facts.branch) {
+                    (None, _) => "the session has not seen a branch before".to_owned(),
+                    (Some(was), _) => format!("the branch is still `{was}`"),
+                });
+            }
+        }
         if let Some(every) = r.every().map(u64::from)
             && (state.prompt_count == 0 || !state.prompt_count.is_multiple_of(every))
         {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::commands::CommandMatch;
 use super::{Engine, Evaluation, Facts, Fired, Scan, memory_scan, text_bytes, tool_path};
-use crate::artifact::{ArtifactError, Effort, RuleView};
+use crate::artifact::{ArtifactError, Effort, RuleView, SettingsRecord};
 use crate::memory::{self, CaptureSpec, Recall};
 use crate::rule::RecallFrom;
 use crate::session::SessionState;
@@ -50,8 +50,14 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
+        let issue = match facts.branch {
+            Some(branch) => self.issue(effort, branch)?,
+            None => None,
+        };
         let vars = Vars {
             branch: facts.branch,
+            issue: issue.as_deref(),
+            previous_branch: facts.state.branch.as_deref(),
             session_id: &facts.input.common.session_id,
             prompt_count: facts.state.prompt_count,
             bracket: facts.bracket.as_str(),
@@ -79,6 +85,16 @@ impl<'a> Engine<'a> {
                 CommandMatch::NoCondition | CommandMatch::Missed => None,
             },
             observes: r.observes(),
+        })
+    }
+
+    /// The issue `branch` carries: by `[branch] issues` when configured, else
+    /// [`crate::text::issue_of`].
+    fn issue(&self, effort: &Effort, branch: &str) -> Result<Option<String>, ArtifactError> {
+        let record = SettingsRecord::read(self.artifact.settings());
+        Ok(match record.issues {
+            Some(list) => crate::text::issue_by(branch, &self.strings(effort, list)?),
+            None => crate::text::issue_of(branch),
         })
     }
 

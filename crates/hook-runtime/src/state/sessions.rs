@@ -42,6 +42,8 @@ const VERSION: u16 = 1;
 const TAG_STORED: u8 = 1;
 /// The tag of what `observe` rules saw ([`hook_engine::observe::Observed`]).
 const TAG_OBSERVED: u8 = 2;
+/// The tag of the branch the session last saw.
+const TAG_BRANCH: u8 = 3;
 const HEADER: usize = 32;
 /// How much of a slot the first read takes: a record is usually a few hundred bytes.
 const FIRST_READ: usize = 4096;
@@ -441,6 +443,10 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
         }
         put_u64(w, u64::from(o.commands));
     }
+    if let Some(branch) = &state.branch {
+        w.push(TAG_BRANCH);
+        put_str(w, branch);
+    }
     let len = u32::try_from(out.len() - HEADER).unwrap_or(u32::MAX);
     out[16..20].copy_from_slice(&len.to_le_bytes());
     let sum = checksum(&out[..24], &out[HEADER..]);
@@ -504,6 +510,7 @@ fn decode(bytes: &[u8]) -> Option<Record> {
                 let ids = (0..r.count()?).map(|_| r.u64().map(u64::cast_signed));
                 stored = Some(ids.collect::<Option<_>>()?);
             }
+            TAG_BRANCH if state.branch.is_none() => state.branch = Some(r.string()?),
             TAG_OBSERVED if state.observed.is_empty() => {
                 let o = &mut state.observed;
                 o.title = r.option()?.0;
@@ -622,6 +629,7 @@ mod tests {
         o.failed = vec!["cargo build: error".into()];
         o.tools.insert("TodoWrite".into(), 3);
         o.commands = 9;
+        record.state.branch = Some("feature/ABC-1".into());
         let slot = encode(1, &record);
         let found = decode(&slot[HEADER..]).unwrap();
         assert_eq!(found.state, record.state);

@@ -142,3 +142,43 @@ fn sharing_refuses_what_it_cannot_do() {
     let out = hookpack(&dir, &["memory", "pull", "--remote=--upload-pack=evil"]);
     assert!(text(&out.stderr).contains("is no git remote"), "{}", text(&out.stderr));
 }
+
+/// A session that moves to another branch is told at its next prompt (the branch the session
+/// saw is kept with its record), with the issue `[branch] issues` finds in the new one.
+#[test]
+fn a_change_of_branch_is_said_with_its_issue() {
+    let dir = fresh("branch-change");
+    std::fs::create_dir_all(dir.join(".claude/hookpack")).unwrap();
+    let config = "builtin = [\"memory\"]\n\n[branch]\nissues = [\"feature/{number}-*\"]\n";
+    std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), config).unwrap();
+    git(&dir, &["init", "--quiet"]);
+    git(&dir, &["commit", "--quiet", "--allow-empty", "-m", "start"]);
+    run(&dir, &["compile"]);
+    let prompt = || {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+            "transcript_path": "/t", "cwd": dir, "prompt": "carry on"});
+        let (status, stdout, stderr) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+        stdout
+    };
+    assert!(!prompt().contains("branch changed"));
+    assert!(!prompt().contains("branch changed"), "still on main");
+    git(&dir, &["checkout", "--quiet", "-b", "feature/77-login"]);
+    let said = prompt();
+    assert!(
+        said.contains(
+            "changed from `main` to `feature/77-login` since the last prompt (issue: 77)"
+        ),
+        "{said}"
+    );
+    assert!(!prompt().contains("branch changed"), "said once");
+    // A template that is not one is refused.
+    let wrong = "builtin = [\"memory\"]\n\n[branch]\nissues = [\"feature/*\"]\n";
+    std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), wrong).unwrap();
+    let out = hookpack(&dir, &["lint"]);
+    assert!(
+        text(&out.stderr).contains("must hold exactly one `{number}` or `{key}`"),
+        "{}",
+        text(&out.stderr)
+    );
+}

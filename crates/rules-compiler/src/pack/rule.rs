@@ -277,6 +277,9 @@ impl Reader<'_> {
                 }
             }
         }
+        if let Some(value) = check.key("branch_changed", |_| true, "") {
+            when.branch_changed = value.get_ref().as_bool().unwrap_or(false);
+        }
         if let Some(value) =
             check.key("every", |k| k == EventKind::UserPromptSubmit, "UserPromptSubmit")
         {

@@ -77,6 +77,7 @@ impl Reader<'_> {
             given.memories =
                 table.get("memories").map(|v| memories(v.get_ref())).unwrap_or_default();
             given.branch = string(table, "branch").map(|(b, _)| b.to_owned());
+            given.previous_branch = string(table, "previous_branch").map(|(b, _)| b.to_owned());
             given.conversation = table
                 .get("conversation")
                 .map(|v| strings(v).into_iter().map(|(s, _)| s.to_owned()).collect())

@@ -119,6 +119,16 @@ pub struct Config {
     pub state: StateConfig,
     /// Memory.
     pub memory: MemoryConfig,
+    /// The git branch.
+    pub branch: BranchConfig,
+}
+
+/// `[branch]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BranchConfig {
+    /// The templates `{issue}` is found by.
+    pub issues: Option<Vec<String>>,
 }
 
 /// `[brackets]`.
@@ -204,6 +214,7 @@ impl Config {
             signal_auto: self.memory.auto.map_or(d.signal_auto, permille),
             signal_suggest: self.memory.suggest.map_or(d.signal_suggest, permille),
             signal_max: self.memory.max_signals.unwrap_or(d.signal_max),
+            issues: self.branch.issues.clone(),
             namespaces: self.settings_namespaces(),
             aliases: self.aliases(),
             private_tags: if self.memory.private_tags.is_empty() {
@@ -267,6 +278,11 @@ impl Config {
                     "config: memory shorthand `{alias}` names `{ns}`, which is not a namespace (namespaces: {})",
                     namespaces.join(", ")
                 ));
+            }
+        }
+        for template in self.branch.issues.iter().flatten() {
+            if let Some(problem) = hook_engine::text::issue_template_problem(template) {
+                problems.push(format!("config: {problem}"));
             }
         }
         if let (Some(auto), Some(suggest)) = (self.memory.auto, self.memory.suggest)
