@@ -264,6 +264,7 @@ mod tests {
             recall: None,
             command: None,
             observes: false,
+            exports: false,
         }
     }
 

@@ -23,6 +23,7 @@ mod compiled;
 pub mod confined;
 mod env;
 mod exit;
+pub mod export;
 mod failure;
 pub mod git;
 mod notice;

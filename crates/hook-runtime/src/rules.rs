@@ -195,7 +195,16 @@ fn evaluate(
     if plan.opens {
         io.open(id);
     }
-    let call = plan.run(&mut io)?;
+    let mut call = plan.run(&mut io)?;
+    // A rule the user turned on writes the conventions where Claude Code reads them.
+    if input.kind() == EventKind::SessionStart
+        && !env.dry_run
+        && call.evaluation.fired.iter().any(|f| f.exports)
+        && let Some(root) = project_root
+        && let Some(said) = io.export(root)
+    {
+        call.response.output.announce(said);
+    }
     Ok((call.response, io.problems))
 }
 
@@ -241,6 +250,30 @@ struct HookIo<'p> {
 const PRUNED_PER_HOOK: u32 = 64;
 
 impl HookIo<'_> {
+    /// Writes the conventions kept in memory into the project's `CLAUDE.md` and
+    /// `.claude/rules/` (`hook_runtime::export`); what the user is told, when files changed.
+    fn export(&mut self, root: &Path) -> Option<String> {
+        let namespaces = crate::export::DEFAULT_NAMESPACES.map(str::to_owned);
+        let memories = match self.memories(false) {
+            Ok(Some(store)) => crate::export::memories(store, &namespaces),
+            Ok(None) | Err(_) => return None,
+        };
+        let done = memories.map_err(|err| std::io::Error::other(err.to_string())).and_then(|m| {
+            let plan = crate::export::plan(root, &m)?;
+            Ok((crate::export::write(root, &plan)?, plan.conventions, plan.folders))
+        });
+        match done {
+            Ok((0, ..)) => None,
+            Ok((files, conventions, folders)) => Some(format!(
+                "hookpack wrote {conventions} conventions into CLAUDE.md and {folders} folders' into .claude/rules/ ({files} files changed)"
+            )),
+            Err(err) => {
+                self.problems.push(format!("memory export failed: {err}"));
+                None
+            }
+        }
+    }
+
     /// Reads session `id`'s record under its lock. A dry run (`hookpack explain`) reads it
     /// without the lock and creates nothing.
     fn open(&mut self, id: &str) {

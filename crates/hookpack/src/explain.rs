@@ -288,6 +288,7 @@ fn print_evaluation(call: &Call) {
                 "signal".to_owned()
             }
             (None, None, None) if fired.observes => "observe".to_owned(),
+            (None, None, None) if fired.exports => "export".to_owned(),
             _ => "state".to_owned(),
         };
         println!("  {}  {what}", fired.id);

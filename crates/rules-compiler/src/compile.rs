@@ -315,6 +315,7 @@ impl<'r> Emitter<'r> {
             brackets: Brackets::of(c.bracket.iter().copied()),
             recall: t.recall,
             observe: t.observe,
+            export: t.export,
             ..RuleRecord::default()
         };
         let rewrite: Vec<String> = t
@@ -616,6 +617,7 @@ fn uses_state(r: &Rule) -> bool {
         || t.capture.is_some()
         || t.recall.is_some()
         || t.observe
+        || t.export
         || names(r, "prompt_count")
         || names(r, "bracket")
         || names(r, "used_percent")

@@ -177,6 +177,8 @@ pub struct Actions {
     pub recall: Option<RecallSpec>,
     /// `observe = true`: what the event shows the session did goes into its books.
     pub observe: bool,
+    /// `export = true`: the conventions kept in memory are written into `CLAUDE.md`.
+    pub export: bool,
     /// `fail = "closed"`.
     pub fail_closed: bool,
 }

@@ -332,6 +332,11 @@ pub(crate) static RULE: Table = Table {
         key("unset", Shape::Table(&UNSET), "Session state to clear."),
         key("capture", Shape::Table(&CAPTURE), "Store the matched text as a memory."),
         key(
+            "export",
+            Shape::Bool,
+            "SessionStart: write the conventions kept in memory (`patterns`) where Claude Code reads them, as `hookpack memory export` does: `CLAUDE.md` between hookpack's markers, a folder's in `.claude/rules/hookpack-<folder>.md`. Off unless a rule you turn on says so.",
+        ),
+        key(
             "observe",
             Shape::Bool,
             "Keep what the event shows the session did (`UserPromptSubmit`: its first prompt as its title; `PostToolUse`: a file read or edited, a command run, another tool used; `PostToolUseFailure`: what failed and why) in its books, for `recall = { from = \"sessions\" }`.",

@@ -219,6 +219,8 @@ pub mod flag {
     pub const OBSERVE: u32 = 1 << 10;
     /// `branch_changed = true`.
     pub const BRANCH_CHANGED: u32 = 1 << 11;
+    /// `export = true`: the conventions kept in memory are written into `CLAUDE.md`.
+    pub const EXPORT: u32 = 1 << 12;
 }
 
 /// Bits of [`rule::RECALL`].

@@ -110,6 +110,8 @@ pub struct RuleRecord {
     pub observe: bool,
     /// `branch_changed = true`.
     pub branch_changed: bool,
+    /// `export = true`.
+    pub export: bool,
     /// `recall`.
     pub recall: Option<RecallSpec>,
     /// `watch_paths`: strings, relative to the project.
@@ -223,6 +225,7 @@ impl RuleRecord {
             (signal, flag::CAPTURE_SIGNAL),
             (self.observe, flag::OBSERVE),
             (self.branch_changed, flag::BRANCH_CHANGED),
+            (self.export, flag::EXPORT),
             (markers, flag::CAPTURE_MARKERS),
         ]
         .into_iter()
@@ -510,6 +513,11 @@ impl<'a> RuleView<'a> {
         self.flag(flag::CAPTURE)
     }
 
+    /// Whether it has `export = true`.
+    pub fn exports(&self) -> bool {
+        self.flag(flag::EXPORT)
+    }
+
     /// Whether it has `branch_changed = true`.
     pub fn branch_changed(&self) -> bool {
         self.flag(flag::BRANCH_CHANGED)
@@ -613,6 +621,7 @@ impl<'a> RuleView<'a> {
             capture: self.capture(),
             observe: self.observes(),
             branch_changed: self.branch_changed(),
+            export: self.exports(),
             recall: self.recall(),
             watch_paths: self.watch_paths(),
             rewrite: self.rewrite(),
@@ -861,6 +870,7 @@ mod tests {
             }),
             observe: true,
             branch_changed: true,
+            export: true,
             recall: Some(RecallSpec {
                 from: [
                     RecallFrom::Path,
@@ -941,6 +951,7 @@ mod tests {
             ("capture", Box::new(|r| r.capture = full.capture)),
             ("observe", Box::new(|r| r.observe = full.observe)),
             ("branch_changed", Box::new(|r| r.branch_changed = full.branch_changed)),
+            ("export", Box::new(|r| r.export = full.export)),
             ("recall", Box::new(|r| r.recall = full.recall)),
             ("watch_paths", Box::new(|r| r.watch_paths = full.watch_paths)),
             ("rewrite", Box::new(|r| r.rewrite = full.rewrite)),

@@ -456,6 +456,7 @@ pub(super) fn unreadable_command() -> Fired {
         recall: None,
         command: None,
         observes: false,
+        exports: false,
     }
 }
 

@@ -85,6 +85,7 @@ impl<'a> Engine<'a> {
                 CommandMatch::NoCondition | CommandMatch::Missed => None,
             },
             observes: r.observes(),
+            exports: r.exports(),
         })
     }
 

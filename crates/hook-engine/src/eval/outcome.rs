@@ -47,6 +47,8 @@ pub struct Fired {
     pub command: Option<String>,
     /// Whether it keeps what the event shows in the session's books (`observe`).
     pub observes: bool,
+    /// Whether it writes the conventions into `CLAUDE.md` (`export`).
+    pub exports: bool,
 }
 
 impl Fired {

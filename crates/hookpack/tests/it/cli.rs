@@ -1352,6 +1352,51 @@ fn the_next_session_sees_what_this_one_did(dir: &std::path::Path, transcript: &s
     assert!(!shown.contains("s3cret"), "{shown}");
 }
 
+/// A rule the user turns on (`export = true` on `SessionStart`) writes the conventions into
+/// CLAUDE.md at the start of a session, and says so; once written, nothing more is said.
+#[test]
+fn a_session_start_rule_exports_conventions_when_turned_on() {
+    let pack = "[pack]\nname = \"team\"\n\n[[rule]]\nid = \"export\"\non = \"SessionStart\"\nexport = true\n";
+    let dir = project(
+        "memory-export-rule",
+        &[
+            (".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n"),
+            (".claude/hookpack/packs/team.toml", pack),
+            ("CLAUDE.md", "# Acme\n"),
+        ],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let event = |fields: serde_json::Value| {
+        let mut payload = json!({"session_id": "s", "transcript_path": "/t", "cwd": dir});
+        payload.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+        payload
+    };
+    let start = event(json!({"hook_event_name": "SessionStart", "source": "startup"}));
+    let (status, said, stderr) = hook(EventKind::SessionStart, &dir, &start);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(!said.contains("CLAUDE.md"), "no memories yet: {said}");
+    let prompt = event(
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": "Always use pnpm, never npm."}),
+    );
+    let (status, _, stderr) = hook(EventKind::UserPromptSubmit, &dir, &prompt);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    let (status, said, stderr) = hook(EventKind::SessionStart, &dir, &start);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(said.contains("hookpack wrote 1 conventions into CLAUDE.md"), "{said}");
+    let claude = std::fs::read_to_string(dir.join("CLAUDE.md")).unwrap();
+    assert!(claude.starts_with("# Acme\n\n<!-- hookpack:start -->"), "{claude}");
+    assert!(claude.contains("- Always use pnpm, never npm."), "{claude}");
+    let (_, said, _) = hook(EventKind::SessionStart, &dir, &start);
+    assert!(!said.contains("CLAUDE.md"), "nothing changed, nothing said: {said}");
+    // A link at CLAUDE.md is not written through: the hook says why, the session goes on.
+    std::fs::remove_file(dir.join("CLAUDE.md")).unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere.md"), dir.join("CLAUDE.md")).unwrap();
+    let (status, _, stderr) = hook(EventKind::SessionStart, &dir, &start);
+    assert_eq!(status, ExitStatus::Proceed);
+    assert!(stderr.contains("memory export failed"), "{stderr}");
+    assert!(!dir.join("elsewhere.md").exists());
+}
+
 /// A convention said in a prompt is kept (the builtin `memory` pack), and `memory export` puts
 /// it between hookpack's markers in CLAUDE.md (the rest of the file untouched), one naming a
 /// folder in `.claude/rules/`; run twice, nothing changes; a link at CLAUDE.md is not written

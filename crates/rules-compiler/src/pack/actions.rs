@@ -353,6 +353,9 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
         ) {
             then.observe = value.get_ref().as_bool().unwrap_or(false);
         }
+        if let Some(value) = self.key("export", |k| k == EventKind::SessionStart, "SessionStart") {
+            then.export = value.get_ref().as_bool().unwrap_or(false);
+        }
         if let Some(value) = self.key(
             "repeat",
             |k| matches!(k, EventKind::Stop | EventKind::SubagentStop),

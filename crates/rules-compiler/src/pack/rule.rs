@@ -306,7 +306,8 @@ impl Reader<'_> {
             || then.unset != StateUnset::default()
             || then.capture.is_some()
             || then.recall.is_some()
-            || then.observe;
+            || then.observe
+            || then.export;
         if !has_action {
             self.warning(
                 id_span.clone(),
