@@ -12,7 +12,7 @@ use serde_json::Value;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::model::{Automaton, Bracket, Decision, Pack, StateSet, ToolMatcher};
+use crate::model::{Automaton, Bracket, Decision, ExpectedCapture, Pack, StateSet, ToolMatcher};
 use crate::shape;
 use crate::{Diagnostic, Diagnostics, Severity, SourceFile};
 
@@ -455,13 +455,22 @@ fn tables_of<'t, 'i>(doc: &'t DeTable<'i>, key: &str) -> impl Iterator<Item = &'
 
 /// `[{ namespace = "…", text = "…" }, …]` as (namespace, text) pairs (the shape is checked).
 fn memories(value: &DeValue<'_>) -> Vec<(String, String)> {
+    expected_captures(value).into_iter().map(|m| (m.namespace, m.text)).collect()
+}
+
+/// `expect.captures`: each memory's namespace, text and (optional) confidence.
+pub(super) fn expected_captures(value: &DeValue<'_>) -> Vec<ExpectedCapture> {
     let DeValue::Array(items) = value else { return Vec::new() };
     items
         .iter()
         .filter_map(|item| {
             let table = item.get_ref().as_table()?;
             let text = |key| string(table, key).map_or_else(String::new, |(s, _)| s.to_owned());
-            Some((text("namespace"), text("text")))
+            Some(ExpectedCapture {
+                namespace: text("namespace"),
+                text: text("text"),
+                confidence: table.get("confidence").and_then(|v| shape::number(v.get_ref())),
+            })
         })
         .collect()
 }

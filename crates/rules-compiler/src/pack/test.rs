@@ -5,10 +5,10 @@ use serde_json::Value;
 use toml::de::DeValue;
 
 use super::{
-    Item, Reader, bracket, integer, is_pack_name, is_rule_id, memories, state_set, string, strings,
-    to_json,
+    Item, Reader, bracket, expected_captures, integer, is_pack_name, is_rule_id, memories,
+    state_set, string, strings, to_json,
 };
-use crate::model::{Decision, Expectation, ExpectedCapture, Given, PackTest};
+use crate::model::{Decision, Expectation, Given, PackTest};
 use crate::shape;
 
 impl Reader<'_> {
@@ -163,21 +163,4 @@ impl Reader<'_> {
             );
         }
     }
-}
-
-/// `expect.captures`: each memory's namespace, text and (optional) confidence.
-fn expected_captures(value: &DeValue<'_>) -> Vec<ExpectedCapture> {
-    let DeValue::Array(items) = value else { return Vec::new() };
-    items
-        .iter()
-        .filter_map(|item| {
-            let table = item.get_ref().as_table()?;
-            let text = |key| string(table, key).map_or_else(String::new, |(s, _)| s.to_owned());
-            Some(ExpectedCapture {
-                namespace: text("namespace"),
-                text: text("text"),
-                confidence: table.get("confidence").and_then(|v| shape::number(v.get_ref())),
-            })
-        })
-        .collect()
 }
