@@ -57,14 +57,19 @@ pub trait CallIo {
     /// When the store cannot be read.
     fn recent_memories(&mut self) -> Result<Vec<Memory>, IoError>;
 
-    /// The most recent sessions of the project but this one, newest first, at most `max`:
-    /// what each did and kept, for `recall = { from = "sessions" }`.
+    /// The most recent sessions of the project but this one, at most `max`, those last on
+    /// `branch` first, then newest first: what each did and kept, for
+    /// `recall = { from = "sessions" }`.
     ///
     /// # Errors
     ///
     /// When the sessions cannot be read.
-    fn recent_sessions(&mut self, max: usize) -> Result<Vec<SessionSummary>, IoError> {
-        let _ = max;
+    fn recent_sessions(
+        &mut self,
+        max: usize,
+        branch: Option<&str>,
+    ) -> Result<Vec<SessionSummary>, IoError> {
+        let _ = (max, branch);
         Ok(Vec::new())
     }
 
@@ -245,7 +250,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
         let mut recalled = Vec::new();
         if opened {
-            match memories(engine, io, &mut evaluation, input, &settings) {
+            match memories(engine, io, &mut evaluation, input, facts.branch, &settings) {
                 Ok(given) => recalled = given,
                 Err(err) => {
                     // What was stored may still be kept with the session; promise nothing.
@@ -309,6 +314,7 @@ fn memories(
     io: &mut dyn CallIo,
     evaluation: &mut Evaluation,
     input: &HookInput,
+    branch: Option<&str>,
     settings: &Settings,
 ) -> Result<Vec<(String, i64)>, IoError> {
     let kind = input.kind();
@@ -352,7 +358,7 @@ fn memories(
         let found = if recall.from == RecallFrom::Handoff {
             handoff_text.take()
         } else if recall.from == RecallFrom::Sessions {
-            observe::render_index(&io.recent_sessions(recall.max)?)
+            observe::render_index(&io.recent_sessions(recall.max, branch)?)
         } else {
             let wider = Recall { max: recall.max + RECALL_LOOKAHEAD as usize, ..recall.clone() };
             let memories: Vec<_> =

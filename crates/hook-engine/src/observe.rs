@@ -160,6 +160,8 @@ pub struct SessionSummary {
     pub id: String,
     /// When it was last active (unix seconds).
     pub updated: i64,
+    /// The git branch it was last on, when a hook read it.
+    pub branch: Option<String>,
     /// What it did.
     pub observed: Observed,
     /// The memories it kept last.
@@ -183,6 +185,9 @@ pub fn render_index(sessions: &[SessionSummary]) -> Option<String> {
         let o = &s.observed;
         let short: String = s.id.chars().take(8).collect();
         let mut entry = format!("\n- {} session:{short}", memory::date(s.updated));
+        if let Some(branch) = &s.branch {
+            let _ = write!(entry, " on `{}`", memory::cut(branch, 60));
+        }
         if let Some(title) = &o.title {
             let _ = write!(entry, " \"{}\"", memory::cut(title, 80));
         }
@@ -323,6 +328,7 @@ mod tests {
         let index = render_index(&[SessionSummary {
             id: "0123456789abcdef".into(),
             updated: 1_764_000_000,
+            branch: Some("fix/login".into()),
             observed,
             memories: vec![memory],
         }])
@@ -330,7 +336,7 @@ mod tests {
         assert_eq!(
             index,
             "Recent sessions in this project (hookpack; details: `hookpack memory show session:<id>`):\n\
-             - 2025-11-24 session:01234567 \"fix the login bug\" — edited src/a.rs, src/b.rs, src/c.rs, src/d.rs, 1 more; ran 7 commands; 1 failed (last: cargo test: 2 failed)\n  kept [decisions #4] use RS256"
+             - 2025-11-24 session:01234567 on `fix/login` \"fix the login bug\" — edited src/a.rs, src/b.rs, src/c.rs, src/d.rs, 1 more; ran 7 commands; 1 failed (last: cargo test: 2 failed)\n  kept [decisions #4] use RS256"
         );
         assert_eq!(render_index(&[]), None);
     }

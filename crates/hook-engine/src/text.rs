@@ -326,6 +326,27 @@ mod tests {
             assert_eq!(issue_by(branch, &templates).as_deref(), issue, "{branch}");
         }
         assert_eq!(issue_by("gh-7", &["gh-{number}"]).as_deref(), Some("7"));
+        // onus's branch formats, as templates.
+        let onus = [
+            "issue/*-{number}*",
+            "feature/{number}*",
+            "bug/{number}*",
+            "fix/{number}*",
+            "hotfix/{number}*",
+            "{number}-*",
+            "{key}*",
+            "*#{number}*",
+        ];
+        for (branch, issue) in [
+            ("issue/feature-42/login", Some("42")),
+            ("hotfix/17-crash", Some("17")),
+            ("123-login", Some("123")),
+            ("ABC-42-x", Some("ABC-42")),
+            ("wip#77", Some("77")),
+            ("release/next", None),
+        ] {
+            assert_eq!(issue_by(branch, &onus).as_deref(), issue, "{branch}");
+        }
         assert_eq!(issue_by("x", &["*"]), None, "no placeholder, no issue");
         assert!(issue_template_problem("feature/{number}-*").is_none());
         assert!(issue_template_problem("{number}-{key}").is_some());

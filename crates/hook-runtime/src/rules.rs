@@ -477,10 +477,14 @@ impl CallIo for HookIo<'_> {
         Ok(self.record.handoff.clone())
     }
 
-    fn recent_sessions(&mut self, max: usize) -> Result<Vec<SessionSummary>, IoError> {
+    fn recent_sessions(
+        &mut self,
+        max: usize,
+        branch: Option<&str>,
+    ) -> Result<Vec<SessionSummary>, IoError> {
         let installation = self.installation;
         // The memories each kept, through the index (one that is out of date leaves them out).
-        Ok(sessions::summaries(installation.dir(), &self.record.id, max, |record| {
+        Ok(sessions::summaries(installation.dir(), &self.record.id, max, branch, |record| {
             let ids = record.stored.clone().unwrap_or_default();
             match state::memories_indexed(installation, &ids, &record.id) {
                 state::Indexed::Found(found) => found,

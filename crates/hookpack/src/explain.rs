@@ -468,10 +468,14 @@ impl CallIo for ReadOnly<'_> {
         Ok(self.handoff.clone())
     }
 
-    fn recent_sessions(&mut self, max: usize) -> Result<Vec<SessionSummary>, IoError> {
+    fn recent_sessions(
+        &mut self,
+        max: usize,
+        branch: Option<&str>,
+    ) -> Result<Vec<SessionSummary>, IoError> {
         let Some(dir) = self.dir.as_deref() else { return Ok(Vec::new()) };
         let store = self.store.as_ref();
-        Ok(sessions::summaries(dir, &self.session_id, max, |record| {
+        Ok(sessions::summaries(dir, &self.session_id, max, branch, |record| {
             let ids = record.stored.as_deref().unwrap_or_default();
             let kept = |&id: &i64| store?.memory(id).ok().flatten();
             ids.iter()

@@ -665,6 +665,7 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
                 .filter(|r| {
                     !r.when.branch.is_empty()
                         || r.when.branch_changed
+                        || r.then.recall.is_some_and(|spec| spec.from == RecallFrom::Sessions)
                         || ["branch", "issue", "previous_branch"].iter().any(|v| names(r, v))
                 })
                 .flat_map(|r| r.on.iter().copied()),

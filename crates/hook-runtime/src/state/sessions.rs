@@ -236,23 +236,31 @@ pub fn recent(installation_dir: &Path, except: &str, max: usize) -> Vec<Record> 
 }
 
 /// The most recent sessions but `except` that did something (an `observe` rule saw it, or it
-/// kept memories), newest first, at most `max`, each with the memories `memories` finds for it.
+/// kept memories), at most `max`: those last on `branch` first (a branch's sessions are its
+/// story), then newest first; each with the memories `memories` finds for it.
 pub fn summaries(
     installation_dir: &Path,
     except: &str,
     max: usize,
+    branch: Option<&str>,
     mut memories: impl FnMut(&Record) -> Vec<hook_engine::memory::Memory>,
 ) -> Vec<SessionSummary> {
-    recent(installation_dir, except, max.saturating_mul(4).max(16))
+    let mut found: Vec<Record> = recent(installation_dir, except, max.saturating_mul(4).max(16))
         .into_iter()
         .filter(|r| {
             !r.state.observed.is_empty() || r.stored.as_ref().is_some_and(|s| !s.is_empty())
         })
+        .collect();
+    // Stable: newest first within each group.
+    found.sort_by_key(|r| branch.is_none() || r.state.branch.as_deref() != branch);
+    found
+        .into_iter()
         .take(max)
         .map(|r| SessionSummary {
             memories: memories(&r),
             id: r.id,
             updated: r.updated,
+            branch: r.state.branch,
             observed: r.state.observed,
         })
         .collect()

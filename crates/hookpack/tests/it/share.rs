@@ -172,6 +172,19 @@ fn a_change_of_branch_is_said_with_its_issue() {
         "{said}"
     );
     assert!(!prompt().contains("branch changed"), "said once");
+    // Another session, newer, on main; back on the feature branch, a new session's index
+    // names the feature branch's session first.
+    git(&dir, &["checkout", "--quiet", "main"]);
+    let other = json!({"hook_event_name": "UserPromptSubmit", "session_id": "t",
+        "transcript_path": "/t", "cwd": dir, "prompt": "tidy the docs"});
+    assert_eq!(hook(EventKind::UserPromptSubmit, &dir, &other).0, ExitStatus::Proceed);
+    git(&dir, &["checkout", "--quiet", "feature/77-login"]);
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "u",
+        "transcript_path": "/t", "cwd": dir, "source": "startup"});
+    let (_, said, _) = hook(EventKind::SessionStart, &dir, &start);
+    let feature = said.find("session:s on `feature/77-login` \\\"carry on\\\"");
+    let main = said.find("session:t on `main` \\\"tidy the docs\\\"");
+    assert!(feature.is_some() && main.is_some() && feature < main, "{said}");
     // A template that is not one is refused.
     let wrong = "builtin = [\"memory\"]\n\n[branch]\nissues = [\"feature/*\"]\n";
     std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), wrong).unwrap();
