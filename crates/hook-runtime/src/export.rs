@@ -108,7 +108,7 @@ pub fn plan(root: &Path, memories: &[Memory]) -> io::Result<Export> {
         .existing_dir(".claude/rules")
         .map_err(|err| {
             io::Error::other(format!(
-                "{} is not a real folder ({err}); nothing written",
+                "{} is not a real folder; nothing written ({err})",
                 root.join(".claude/rules").display()
             ))
         })?

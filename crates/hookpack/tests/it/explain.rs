@@ -120,6 +120,13 @@ fn explain_shows_captures_and_recalled_memories() {
         "explain-memory",
         &[(".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n")],
     );
+    // A repository of its own, on a known branch (not the checkout's the test runs in).
+    let init = std::process::Command::new("git")
+        .args(["init", "--quiet", "--initial-branch=main"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(init.success());
     let out = hookpack(&dir, &["compile"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let common = serde_json::json!({
