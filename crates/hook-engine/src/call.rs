@@ -281,8 +281,11 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
                 }
             }
             let mut after = evaluation.state.clone();
-            if settings.branch_events.contains(kind) {
-                after.branch = facts.branch.map(str::to_owned);
+            // The last branch seen: a detached HEAD keeps the one before it.
+            if settings.branch_events.contains(kind)
+                && let Some(branch) = facts.branch
+            {
+                after.branch = Some(branch.to_owned());
             }
             let dropped: BTreeSet<&String> = response.dropped.iter().collect();
             for fired in &evaluation.fired {

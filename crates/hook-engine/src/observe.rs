@@ -21,14 +21,19 @@ pub const MAX_COMMANDS: usize = 30;
 pub const MAX_FAILURES: usize = 20;
 /// Other tools counted, at most.
 pub const MAX_TOOLS: usize = 32;
-/// Characters of a title, a command or a failure kept.
+/// Characters of a title, a path, a command or a failure kept.
 pub const MAX_LINE: usize = 160;
+/// Characters of a tool's name kept.
+const MAX_TOOL_NAME: usize = 64;
 
 /// What a session did, as its books keep it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Observed {
     /// The session's first prompt (its first line, private parts removed).
     pub title: Option<String>,
+    /// The project's root the session worked in (an installation of the user's own serves
+    /// every project: its index names only the current project's sessions).
+    pub project: Option<String>,
     /// Files read, relative to the project where inside it.
     pub read: Vec<String>,
     /// Files written or edited.
@@ -120,22 +125,23 @@ pub fn of(
         }
         EventKind::PostToolUse | EventKind::PostToolUseFailure => {
             let failed = input.kind() == EventKind::PostToolUseFailure;
-            let name = input.tool_name()?;
-            let tool = ToolName::from(name);
+            let name = memory::cut(input.tool_name()?, MAX_TOOL_NAME);
+            let tool = ToolName::from(name.as_str());
             let argument = |key: &str| payload.get("tool_input")?.get(key)?.as_str().and_then(line);
+            let path = || tool_path(payload, project_root).as_deref().and_then(line);
             let what = match tool {
                 ToolName::Bash | ToolName::PowerShell | ToolName::Monitor => {
-                    Some(("ran", argument("command")?))
+                    argument("command").map(|c| ("ran", c))
                 }
-                ToolName::Read => Some(("read", tool_path(payload, project_root)?)),
+                ToolName::Read => path().map(|p| ("read", p)),
                 ToolName::Write | ToolName::Edit | ToolName::MultiEdit | ToolName::NotebookEdit => {
-                    Some(("edited", tool_path(payload, project_root)?))
+                    path().map(|p| ("edited", p))
                 }
                 _ => None,
             };
             if failed {
                 let error = payload.get("error").and_then(Value::as_str).and_then(line);
-                let subject = what.map_or_else(|| name.to_owned(), |(_, s)| s);
+                let subject = what.map_or_else(|| name.clone(), |(_, s)| s);
                 let shown = match error {
                     Some(error) => format!("{subject}: {error}"),
                     None => subject,
@@ -146,7 +152,7 @@ pub fn of(
                 Some(("ran", command)) => Observation::Ran(command),
                 Some(("read", path)) => Observation::Read(path),
                 Some((_, path)) => Observation::Edited(path),
-                None => Observation::Tool(name.to_owned()),
+                None => Observation::Tool(name),
             })
         }
         _ => None,

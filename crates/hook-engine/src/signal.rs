@@ -155,14 +155,18 @@ pub fn sentence_around(text: &str, span: Range<usize>) -> Range<usize> {
         floor += 1;
     }
     let mut start = span.start;
+    let mut bounded = false;
     while start > floor {
         let before = start - 1;
         if bytes[before] == b'\n' || ends_sentence(before) {
+            bounded = true;
             break;
         }
         start = before;
     }
-    if start == floor && floor > 0 {
+    // The text's start, or the reach ending right where a sentence starts.
+    bounded |= start == 0 || bytes[start - 1] == b'\n' || ends_sentence(start - 1);
+    if !bounded && start == floor {
         // Cut: from the next word on.
         start +=
             text[start..span.start].find(|c: char| c.is_ascii_whitespace()).map_or(0, |i| i + 1);
@@ -172,17 +176,23 @@ pub fn sentence_around(text: &str, span: Range<usize>) -> Range<usize> {
         ceiling -= 1;
     }
     let mut end = span.end;
-    while end < ceiling {
+    let mut ended = false;
+    while end < text.len() && end <= ceiling {
         if bytes[end] == b'\n' {
+            ended = true;
             break;
         }
         if ends_sentence(end) {
             end += 1;
+            ended = true;
+            break;
+        }
+        if end == ceiling {
             break;
         }
         end += 1;
     }
-    if end == ceiling && ceiling < text.len() {
+    if !ended && end < text.len() {
         // Cut: before the word it is in.
         end = span.end
             + text[span.end..end]
@@ -272,7 +282,8 @@ mod tests {
         let s = one("I decided to use PostgreSQL for storage.", "I decided to", 0.90);
         assert_eq!((milli(&s), s.text.as_str()), (920, "I decided to use PostgreSQL for storage."));
         assert_eq!(milli(&one("TIL pytest fixtures can be scoped", "TIL", 0.95)), 900);
-        assert_eq!(milli(&one("We are blocked by the auth service", "blocked by", 0.92)), 920);
+        let s = one("We are blocked by the auth service", "blocked by", 0.92);
+        assert_eq!((milli(&s), s.text.as_str()), (920, "We are blocked by the auth service"));
         assert_eq!(milli(&one("remember this: use tabs", "remember this", 0.98)), 980);
         assert_eq!(milli(&one("[decision] Use JWT", "[decision]", 0.98)), 930);
         assert_eq!(milli(&one("This is important: never push to main", "important:", 0.75)), 800);
@@ -296,6 +307,13 @@ mod tests {
         let wide = format!("{}I decided to {}", "é".repeat(300), "ü".repeat(300));
         let s = one(&wide, "I decided to", 0.9);
         assert!(s.text.contains("I decided to"));
+        // A sentence that starts or ends right at the reach is whole.
+        let at_reach = format!("Intro. {}I decided to go. Rest", "x ".repeat(120));
+        let s = one(&at_reach, "I decided to", 0.9);
+        assert!(s.text.starts_with("x x") && s.text.ends_with("go."), "{}", s.text);
+        let ends_at_reach = format!("I decided to {}go. Rest", "y ".repeat(118));
+        let s = one(&ends_at_reach, "I decided to", 0.9);
+        assert!(s.text.ends_with("go."), "{}", s.text);
     }
 
     #[test]

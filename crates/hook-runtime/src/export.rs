@@ -317,9 +317,16 @@ fn folder_named(root: &Path, text: &str) -> Option<String> {
 const MAX_FOLDER_CHARS: usize = 120;
 
 /// A file name's part for `folder`: its parts joined by `--` (`src/api` → `src--api`; `a-b/c` and
-/// `a/b-c` stay apart), case kept.
+/// `a/b-c` stay apart), case kept; a folder whose name holds `--` itself gets its hash too, so
+/// that `a--b` and `a/b` stay apart.
 fn slug(folder: &str) -> String {
-    folder.split('/').collect::<Vec<_>>().join("--")
+    let joined = folder.split('/').collect::<Vec<_>>().join("--");
+    if folder.contains("--") {
+        let hash = hook_engine::artifact::sources::fnv1a(folder.as_bytes());
+        format!("{joined}-{:08x}", hash & 0xffff_ffff)
+    } else {
+        joined
+    }
 }
 
 /// The rule file of the conventions of `folder`: Claude Code loads it when it works there.
@@ -373,6 +380,14 @@ mod tests {
         // Two starts, then an end: the second pair is the block; the first start is a lone one.
         let starts = format!("a\n{START}\nmine\n{START}\nold\n{END}\nb\n");
         assert_eq!(merge_block(&starts, BLOCK), format!("a\n{START}\n{BLOCK}{END}\nmine\nb\n"));
+    }
+
+    #[test]
+    fn folders_get_file_names_of_their_own() {
+        assert_eq!(slug("src/api"), "src--api");
+        assert_ne!(slug("a--b"), slug("a/b"));
+        assert!(slug("a--b").starts_with("a--b-"));
+        assert_ne!(slug("a-b/c"), slug("a/b-c"));
     }
 
     #[test]

@@ -197,10 +197,11 @@ fn evaluate(
     }
     let mut call = plan.run(&mut io)?;
     // A rule the user turned on writes the conventions where Claude Code reads them.
+    // Only a project's own rules: an installation of the user's serves every project.
     if input.kind() == EventKind::SessionStart
         && !env.dry_run
         && call.evaluation.fired.iter().any(|f| f.exports)
-        && let Some(root) = project_root
+        && let Installation::Project { root, .. } = installation
         && let Some(said) = io.export(root)
     {
         call.response.output.announce(said);
@@ -484,7 +485,15 @@ impl CallIo for HookIo<'_> {
     ) -> Result<Vec<SessionSummary>, IoError> {
         let installation = self.installation;
         // The memories each kept, through the index (one that is out of date leaves them out).
-        Ok(sessions::summaries(installation.dir(), &self.record.id, max, branch, |record| {
+        // The user's own installation serves every project: only this one's sessions.
+        let project = match installation {
+            Installation::User { .. } => {
+                Some(self.env.project_dir.as_deref().and_then(Path::to_str).unwrap_or(""))
+            }
+            Installation::Project { .. } => None,
+        };
+        let about = (project, branch);
+        Ok(sessions::summaries(installation.dir(), &self.record.id, max, about, |record| {
             let ids = record.stored.clone().unwrap_or_default();
             match state::memories_indexed(installation, &ids, &record.id) {
                 state::Indexed::Found(found) => found,

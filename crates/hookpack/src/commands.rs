@@ -461,10 +461,7 @@ fn show_session(dir: &Path, prefix: &str) -> anyhow::Result<bool> {
     use hook_runtime::state::sessions;
 
     anyhow::ensure!(!prefix.is_empty(), "`memory show session:<id>` needs the session's id");
-    let matching: Vec<sessions::Record> = sessions::recent(dir, "", usize::MAX)
-        .into_iter()
-        .filter(|r| r.id.starts_with(prefix))
-        .collect();
+    let matching = sessions::recent(dir, "", 2, |r| r.id.starts_with(prefix));
     let record = match matching.as_slice() {
         [] => {
             println!(

@@ -475,7 +475,7 @@ impl CallIo for ReadOnly<'_> {
     ) -> Result<Vec<SessionSummary>, IoError> {
         let Some(dir) = self.dir.as_deref() else { return Ok(Vec::new()) };
         let store = self.store.as_ref();
-        Ok(sessions::summaries(dir, &self.session_id, max, branch, |record| {
+        Ok(sessions::summaries(dir, &self.session_id, max, (None, branch), |record| {
             let ids = record.stored.as_deref().unwrap_or_default();
             let kept = |&id: &i64| store?.memory(id).ok().flatten();
             ids.iter()

@@ -15,7 +15,7 @@
 //! memory, are skipped; private tags are stripped again.
 
 use std::collections::BTreeSet;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -152,6 +152,14 @@ fn to_line(namespace: &str, text: &str) -> String {
     json!({"id": format!("{id:016x}"), "namespace": namespace, "text": text}).to_string()
 }
 
+/// Whether a line of a note is a memory (of any namespace: other clones may share others).
+fn is_memory_line(line: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<Value>(line) else { return false };
+    let text = value.get("text").and_then(Value::as_str);
+    value.get("namespace").and_then(Value::as_str).is_some_and(|n| !n.is_empty() && n.len() <= 64)
+        && text.is_some_and(|t| t.chars().count() <= MAX_MEMORY_CHARS)
+}
+
 /// The memory a line of a note holds, when it is one of a shared namespace.
 fn from_line(line: &str, shared: &[String], private: &[&str]) -> Option<Captured> {
     let value: Value = serde_json::from_str(line).ok()?;
@@ -230,20 +238,35 @@ impl<'r> Git<'r> {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
 
-    /// The note's lines (none when there is no note).
+    /// The note's lines that are memories (none when there is no note), read at most
+    /// [`MAX_NOTE_BYTES`] of it: what another clone pushed is checked like any outside input.
     fn note(&self, anchor: &str) -> anyhow::Result<BTreeSet<String>> {
-        let out = self.run(&["notes", "--ref", NOTES_REF, "show", anchor], None)?;
-        if !out.status.success() {
+        let mut child = Command::new("git")
+            .arg("-C")
+            .arg(self.root)
+            .args(["notes", "--ref", NOTES_REF, "show", anchor])
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot run git")?;
+        let mut text = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            stdout.take(MAX_NOTE_BYTES as u64 + 1).read_to_end(&mut text)?;
+        }
+        if text.len() > MAX_NOTE_BYTES {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("the shared memories' note is over {} MiB", MAX_NOTE_BYTES >> 20);
+        }
+        if !child.wait()?.success() {
             return Ok(BTreeSet::new());
         }
-        anyhow::ensure!(
-            out.stdout.len() <= MAX_NOTE_BYTES,
-            "the shared memories' note is too large"
-        );
-        Ok(String::from_utf8_lossy(&out.stdout)
+        Ok(String::from_utf8_lossy(&text)
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty())
+            .filter(|l| is_memory_line(l))
             .map(str::to_owned)
             .collect())
     }

@@ -676,15 +676,18 @@ fn hook_settings(rules: &[&Rule], config: &ConfigSettings) -> Settings {
     hooks
 }
 
-/// Whether `r` reads its event's default text (its conditions on text have no `field`).
+/// Whether `r` reads its event's default text: its conditions on text, its `capture` or its
+/// recall by the prompt's terms, without a `field`.
 fn reads_text(r: &Rule) -> bool {
-    let c = &r.when;
+    let (c, t) = (&r.when, &r.then);
     c.field.is_none()
         && (!c.keywords.is_empty()
             || !c.keywords_all.is_empty()
             || !c.exclude.is_empty()
             || !c.regex.is_empty()
-            || !c.command.is_empty())
+            || !c.command.is_empty()
+            || t.capture.is_some()
+            || t.recall.is_some_and(|spec| spec.from == RecallFrom::Prompt))
 }
 
 /// The events whose hooks may open the session state: those of every rule that uses it, and

@@ -132,6 +132,16 @@ impl<'a> Matchers<'a> {
             };
             let end = end.offset();
             effort.scan(end - at)?;
+            if !text.is_char_boundary(end) && end > at {
+                // An empty match inside a character (a regex that can match nothing, as a UTF-8
+                // search reports one): on to the next character, as regex iterators do.
+                let next = (end..=text.len()).find(|&i| text.is_char_boundary(i));
+                at = next.unwrap_or(text.len() + 1);
+                if at > text.len() {
+                    break;
+                }
+                continue;
+            }
             let back = Input::new(text).range(at..end).anchored(Anchored::Yes);
             let start = reverse.try_search_rev(&back).map_err(gave_up)?;
             let start = start.ok_or(ArtifactError::Malformed("reverse automaton disagrees"))?;

@@ -256,7 +256,10 @@ impl<'a> Engine<'a> {
             return miss("not_flags", &|| format!("flag `{flag}` is set"));
         }
         if r.branch_changed() {
-            let changed = state.branch.is_some() && state.branch.as_deref() != facts.branch;
+            // A detached HEAD (no branch) is no change, and no new branch to compare with.
+            let changed = state.branch.is_some()
+                && facts.branch.is_some()
+                && state.branch.as_deref() != facts.branch;
             if !changed {
                 return miss("branch_changed", &|| match (&state.branch, facts.branch) {
                     (None, _) => "the session has not seen a branch before".to_owned(),

@@ -300,7 +300,14 @@ impl<'a> Engine<'a> {
                                 &config.private_tags,
                             );
                             if let Some(seen) = seen {
-                                evaluation.state.observed.add(seen);
+                                let observed = &mut evaluation.state.observed;
+                                observed.add(seen);
+                                if observed.project.is_none() {
+                                    observed.project = facts
+                                        .project_root
+                                        .and_then(Path::to_str)
+                                        .map(|p| crate::memory::cut(p, 4096));
+                                }
                             }
                         }
                     }

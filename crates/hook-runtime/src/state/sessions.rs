@@ -182,7 +182,14 @@ impl Locked {
     /// When the record is larger than a slot, or cannot be written.
     pub fn save(self, record: &Record) -> io::Result<()> {
         let seq = self.seq + 1;
-        let bytes = encode(seq, record);
+        let mut bytes = encode(seq, record);
+        if bytes.len() as u64 > SLOT && !record.state.observed.is_empty() {
+            // What the session did is the first thing to give up: the state rules rely on
+            // must still be saved.
+            let mut lighter = record.clone();
+            lighter.state.observed = hook_engine::observe::Observed::default();
+            bytes = encode(seq, &lighter);
+        }
         if bytes.len() as u64 > SLOT {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -205,10 +212,16 @@ pub fn peek(installation_dir: &Path, id: &str) -> Option<Record> {
     }
 }
 
-/// The records of the most recently saved sessions but `except`, newest first, at most `max`,
-/// each read without its lock (a record being written is read from its other slot); those that
-/// cannot be read are left out. At most [`MAX_LISTED`] files are looked at.
-pub fn recent(installation_dir: &Path, except: &str, max: usize) -> Vec<Record> {
+/// The records of the most recently saved sessions but `except` that `keep` keeps, newest
+/// first, at most `max`, each read without its lock (a record being written is read from its
+/// other slot); those that cannot be read are left out. At most [`MAX_LISTED`] files are looked
+/// at (sessions are removed after `[state] max_age_days`).
+pub fn recent(
+    installation_dir: &Path,
+    except: &str,
+    max: usize,
+    keep: impl Fn(&Record) -> bool,
+) -> Vec<Record> {
     let Ok(entries) = fs::read_dir(installation_dir.join(SESSIONS_DIR)) else { return Vec::new() };
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
         .filter_map(Result::ok)
@@ -228,6 +241,7 @@ pub fn recent(installation_dir: &Path, except: &str, max: usize) -> Vec<Record> 
         let Ok(meta) = file.metadata() else { continue };
         if let Found::Record(record) = read(&file, meta.len()).1
             && record.id != except
+            && keep(&record)
         {
             found.push(*record);
         }
@@ -236,21 +250,21 @@ pub fn recent(installation_dir: &Path, except: &str, max: usize) -> Vec<Record> 
 }
 
 /// The most recent sessions but `except` that did something (an `observe` rule saw it, or it
-/// kept memories), at most `max`: those last on `branch` first (a branch's sessions are its
-/// story), then newest first; each with the memories `memories` finds for it.
+/// kept memories) in `project` (when given: an installation of the user's own serves every
+/// project), at most `max`: those last on `branch` first (a branch's sessions are its story),
+/// then newest first; each with the memories `memories` finds for it.
 pub fn summaries(
     installation_dir: &Path,
     except: &str,
     max: usize,
-    branch: Option<&str>,
+    (project, branch): (Option<&str>, Option<&str>),
     mut memories: impl FnMut(&Record) -> Vec<hook_engine::memory::Memory>,
 ) -> Vec<SessionSummary> {
-    let mut found: Vec<Record> = recent(installation_dir, except, max.saturating_mul(4).max(16))
-        .into_iter()
-        .filter(|r| {
-            !r.state.observed.is_empty() || r.stored.as_ref().is_some_and(|s| !s.is_empty())
-        })
-        .collect();
+    let did_something = |r: &Record| {
+        let here = project.is_none_or(|p| r.state.observed.project.as_deref() == Some(p));
+        here && (!r.state.observed.is_empty() || r.stored.as_ref().is_some_and(|s| !s.is_empty()))
+    };
+    let mut found = recent(installation_dir, except, max.saturating_mul(4), did_something);
     // Stable: newest first within each group.
     found.sort_by_key(|r| branch.is_none() || r.state.branch.as_deref() != branch);
     found
@@ -267,7 +281,7 @@ pub fn summaries(
 }
 
 /// Session files [`recent`] looks at, at most.
-const MAX_LISTED: usize = 4096;
+const MAX_LISTED: usize = 16_384;
 
 /// How many session records the installation folder holds.
 pub fn count(installation_dir: &Path) -> usize {
@@ -438,6 +452,7 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     if !o.is_empty() {
         w.push(TAG_OBSERVED);
         put_option(w, o.title.as_deref());
+        put_option(w, o.project.as_deref());
         for list in [&o.read, &o.edited, &o.ran, &o.failed] {
             put_u64(w, list.len() as u64);
             for item in list {
@@ -522,6 +537,7 @@ fn decode(bytes: &[u8]) -> Option<Record> {
             TAG_OBSERVED if state.observed.is_empty() => {
                 let o = &mut state.observed;
                 o.title = r.option()?.0;
+                o.project = r.option()?.0;
                 for list in [&mut o.read, &mut o.edited, &mut o.ran, &mut o.failed] {
                     *list = (0..r.count()?).map(|_| r.string()).collect::<Option<_>>()?;
                 }
@@ -631,6 +647,7 @@ mod tests {
         let mut record = sample("s");
         let o = &mut record.state.observed;
         o.title = Some("fix the login bug ✓".into());
+        o.project = Some("/home/dev/acme".into());
         o.read = vec!["src/a.rs".into()];
         o.edited = vec!["src/a.rs".into(), "src/b.rs".into()];
         o.ran = vec!["cargo test".into()];

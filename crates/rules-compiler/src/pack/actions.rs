@@ -328,8 +328,20 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                 if let Some(problem) = problem {
                     self.reader.error(signal.span(), format!("{problem} (rule `{}`)", self.id));
                 }
-                // A signal's matches are found whole, with each regex's reverse automaton too.
+                // A signal's matches are found whole, with each regex's reverse automaton too;
+                // a match of nothing is no signal.
                 for pattern in &when.regex {
+                    let empty = regex_syntax::parse(pattern)
+                        .is_ok_and(|hir| hir.properties().minimum_len() == Some(0));
+                    if empty {
+                        self.reader.error(
+                            signal.span(),
+                            format!(
+                                "a signal's regex must match some text: `{pattern}` can match nothing (rule `{}`)",
+                                self.id
+                            ),
+                        );
+                    }
                     if let Err(err) = crate::emit::regex_reverse_dfa(pattern) {
                         self.reader.error(
                             signal.span(),
@@ -382,7 +394,8 @@ impl<'t, 'i> Applicability<'_, '_, 't, 'i> {
                         self.reader.warning(
                             span,
                             format!(
-                                "the index of recent sessions is for the start of a session:                                  `from = \"sessions\"` on other events repeats it (rule `{}`)",
+                                "the index of recent sessions is for the start of a session: \
+                                 `from = \"sessions\"` on other events repeats it (rule `{}`)",
                                 self.id
                             ),
                         );

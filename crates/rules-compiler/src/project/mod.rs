@@ -285,9 +285,13 @@ impl Config {
                 problems.push(format!("config: {problem}"));
             }
         }
-        if let (Some(auto), Some(suggest)) = (self.memory.auto, self.memory.suggest)
-            && suggest > auto
-        {
+        // As the hooks will have them, defaults filled in.
+        let settings = self.settings();
+        if settings.signal_suggest > settings.signal_auto {
+            let (auto, suggest) = (
+                f64::from(settings.signal_auto) / 1000.0,
+                f64::from(settings.signal_suggest) / 1000.0,
+            );
             problems.push(format!(
                 "config: memory `suggest = {suggest}` is above `auto = {auto}`: a signal sure enough to suggest would be captured anyway"
             ));
