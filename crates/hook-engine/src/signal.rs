@@ -150,10 +150,7 @@ pub fn sentence_around(text: &str, span: Range<usize>) -> Range<usize> {
                 .find(|b| !b.is_ascii_whitespace())
                 .is_none_or(|b| !b.is_ascii_lowercase())
     };
-    let mut floor = span.start.saturating_sub(REACH);
-    while !text.is_char_boundary(floor) {
-        floor += 1;
-    }
+    let floor = text.ceil_char_boundary(span.start.saturating_sub(REACH));
     let mut start = span.start;
     let mut bounded = false;
     while start > floor {
@@ -171,10 +168,7 @@ pub fn sentence_around(text: &str, span: Range<usize>) -> Range<usize> {
         start +=
             text[start..span.start].find(|c: char| c.is_ascii_whitespace()).map_or(0, |i| i + 1);
     }
-    let mut ceiling = (span.end + REACH).min(text.len());
-    while !text.is_char_boundary(ceiling) {
-        ceiling -= 1;
-    }
+    let ceiling = text.floor_char_boundary(span.end + REACH);
     let mut end = span.end;
     let mut ended = false;
     while end < text.len() && end <= ceiling {

@@ -201,7 +201,8 @@ impl<'r> Git<'r> {
         Ok(git)
     }
 
-    fn run(&self, args: &[&str], input: Option<&[u8]>) -> anyhow::Result<Output> {
+    /// Git with `args`, in the project, never asking on a terminal; stdout piped.
+    fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("git");
         command
             .arg("-C")
@@ -210,9 +211,17 @@ impl<'r> Git<'r> {
             .args(args)
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_NOTES_REF", NOTES_REF)
-            .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        command
+    }
+
+    fn run(&self, args: &[&str], input: Option<&[u8]>) -> anyhow::Result<Output> {
+        let mut command = self.command(args);
+        if input.is_some() {
+            command.stdin(Stdio::piped());
+        }
         let mut child = command.spawn().context("cannot run git")?;
         if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
             stdin.write_all(input)?;
@@ -241,13 +250,8 @@ impl<'r> Git<'r> {
     /// The note's lines that are memories (none when there is no note), read at most
     /// [`MAX_NOTE_BYTES`] of it: what another clone pushed is checked like any outside input.
     fn note(&self, anchor: &str) -> anyhow::Result<BTreeSet<String>> {
-        let mut child = Command::new("git")
-            .arg("-C")
-            .arg(self.root)
-            .args(["notes", "--ref", NOTES_REF, "show", anchor])
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
+        let mut child = self
+            .command(&["notes", "--ref", NOTES_REF, "show", anchor])
             .stderr(Stdio::null())
             .spawn()
             .context("cannot run git")?;

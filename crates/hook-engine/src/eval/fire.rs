@@ -50,13 +50,22 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
-        let issue = match facts.branch {
-            Some(branch) => self.issue(effort, branch)?,
-            None => None,
+        let context = self.optional_kept(effort, r.context())?;
+        let message = self.optional_kept(effort, r.message())?;
+        // Found once per event, and only for a text that names it.
+        let names_issue =
+            [&context, &message].iter().any(|t| t.as_ref().is_some_and(|t| t.contains("{issue}")));
+        let issue = match (scan.shared.issue.get(), facts.branch) {
+            (Some(found), _) => found.as_deref(),
+            (None, Some(branch)) if names_issue => {
+                let found = self.issue(effort, branch)?;
+                scan.shared.issue.get_or_init(|| found).as_deref()
+            }
+            (None, _) => None,
         };
         let vars = Vars {
             branch: facts.branch,
-            issue: issue.as_deref(),
+            issue,
             previous_branch: facts.state.branch.as_deref(),
             session_id: &facts.input.common.session_id,
             prompt_count: facts.state.prompt_count,
@@ -70,10 +79,10 @@ impl<'a> Engine<'a> {
             layer: r.layer(),
             priority: r.priority(),
             pinned: r.pinned(),
-            context: expanded(self.optional_kept(effort, r.context())?),
+            context: expanded(context),
             decision: r.decision(),
             reason: self.optional_kept(effort, r.reason())?,
-            message: expanded(self.optional_kept(effort, r.message())?),
+            message: expanded(message),
             stop: self.optional_kept(effort, r.stop())?,
             session_title: self.optional_kept(effort, r.session_title())?,
             watch_paths: self.watch_paths(effort, r, facts.project_root)?,
@@ -125,8 +134,7 @@ impl<'a> Engine<'a> {
                 let Some(text) = memory::strip_private(text, &config.private_tags) else {
                     continue;
                 };
-                let text =
-                    text[..floor_char_boundary(&text, signal::MAX_TEXT)].replace("\r\n", "\n");
+                let text = text[..text.floor_char_boundary(signal::MAX_TEXT)].replace("\r\n", "\n");
                 for &regex in &regexes {
                     let spans =
                         self.regexes.regex_spans(regex, &text, signal::MAX_MATCHES, effort)?;
@@ -153,6 +161,31 @@ impl<'a> Engine<'a> {
             let captured = memory::capture(id, &text, spec, &config);
             evaluation.marked |= spec.markers && !captured.is_empty();
             evaluation.captures.extend(captured);
+        }
+        Ok(())
+    }
+
+    /// Adds what the event shows the session did to its books (`observe`).
+    pub(super) fn observe(
+        &self,
+        effort: &Effort,
+        facts: &Facts<'_>,
+        state: &mut SessionState,
+    ) -> Result<(), ArtifactError> {
+        let config = self.memory_settings_with(effort)?;
+        // The texts it may strip private parts from.
+        let len = |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
+        let p = facts.payload;
+        let command = p.get("tool_input").and_then(|i| i.get("command"));
+        memory_scan(effort, len(p.get("prompt")) + len(p.get("error")) + len(command), &config)?;
+        let seen = crate::observe::of(facts.input, p, facts.project_root, &config.private_tags);
+        if let Some(seen) = seen {
+            let observed = &mut state.observed;
+            observed.add(seen);
+            if observed.project.is_none() {
+                observed.project =
+                    facts.project_root.and_then(Path::to_str).map(|p| memory::cut(p, 4096));
+            }
         }
         Ok(())
     }
@@ -252,13 +285,4 @@ pub(super) fn rewritten(
         }
     }
     Ok(changed.then_some(input))
-}
-
-/// The largest character boundary of `text` at or before `at`.
-fn floor_char_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }

@@ -109,6 +109,8 @@ struct Shared<'p> {
     matched: RefCell<BTreeMap<(u32, u32, u32, u32), CommandMatch>>,
     prompt_terms: OnceCell<Vec<String>>,
     path_terms: OnceCell<Vec<String>>,
+    /// The issue the branch carries, found once, when a rule's text names `{issue}`.
+    issue: OnceCell<Option<String>>,
 }
 
 impl Scan<'_> {
@@ -285,30 +287,7 @@ impl<'a> Engine<'a> {
                         if r.observes() && !observed {
                             // Once per event, however many rules observe it.
                             observed = true;
-                            let config = self.memory_settings_with(effort)?;
-                            // The texts it may strip private parts from.
-                            let len =
-                                |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
-                            let p = facts.payload;
-                            let command = p.get("tool_input").and_then(|i| i.get("command"));
-                            let texts = len(p.get("prompt")) + len(p.get("error")) + len(command);
-                            memory_scan(effort, texts, &config)?;
-                            let seen = crate::observe::of(
-                                facts.input,
-                                facts.payload,
-                                facts.project_root,
-                                &config.private_tags,
-                            );
-                            if let Some(seen) = seen {
-                                let observed = &mut evaluation.state.observed;
-                                observed.add(seen);
-                                if observed.project.is_none() {
-                                    observed.project = facts
-                                        .project_root
-                                        .and_then(Path::to_str)
-                                        .map(|p| crate::memory::cut(p, 4096));
-                                }
-                            }
+                            self.observe(effort, facts, &mut evaluation.state)?;
                         }
                     }
                     Err(miss) => {
