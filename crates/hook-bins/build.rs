@@ -22,6 +22,7 @@ use std::path::Path;
 
 fn main() {
     println!("cargo::rerun-if-changed=../hook-bins/link-order.txt");
+    println!("cargo::rerun-if-changed=../hook-bins/build.rs");
     println!("cargo::rerun-if-env-changed=HOOKPACK_LINK_ORDER");
     let wanted = !env::var("HOOKPACK_LINK_ORDER").is_ok_and(|value| value == "off");
     let target = env::var("TARGET").unwrap_or_default();
@@ -30,7 +31,15 @@ fn main() {
         || env::var("CARGO_ENCODED_RUSTFLAGS").is_ok_and(|flags| {
             flags.split('\x1f').any(|flag| flag.contains("fuse-ld") || flag.contains("linker"))
         });
-    if !wanted || target != "x86_64-unknown-linux-gnu" || own_linker {
+    if target != "x86_64-unknown-linux-gnu" || own_linker {
+        return;
+    }
+    // Linked at a fixed address, as the shipped (static) hooks are: a position-independent
+    // executable has the loader patch every pointer in its tables at each start (2,300 of
+    // them, the SQLite's function tables included), and each page it patches is one more
+    // page fault and copy, for code a hook mostly never runs.
+    println!("cargo::rustc-link-arg-bins=-no-pie");
+    if !wanted {
         return;
     }
     let Some(dir) = env::var_os("CARGO_MANIFEST_DIR") else { return };

@@ -109,7 +109,8 @@ pub trait CallIo {
 pub struct Call {
     /// The answer.
     pub response: Response,
-    /// What the rules found.
+    /// What the rules found. When the state was opened, the state the rules left went to
+    /// [`CallIo::save`], and `evaluation.state` is left empty.
     pub evaluation: Evaluation,
     /// Whether the session state was opened (and is what the rules saw).
     pub opened: bool,
@@ -280,7 +281,9 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
                     response.output.announce(notice);
                 }
             }
-            let mut after = evaluation.state.clone();
+            // The evaluation's state goes to the record (a copy would cost as much as the
+            // session's observations).
+            let mut after = std::mem::take(&mut evaluation.state);
             // The last branch seen: a detached HEAD keeps the one before it.
             if settings.branch_events.contains(kind)
                 && let Some(branch) = facts.branch

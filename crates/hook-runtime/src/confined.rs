@@ -82,6 +82,9 @@ impl Confined {
                     ));
                 }
             }
+            if checked(&path) {
+                continue;
+            }
             match std::fs::symlink_metadata(&path) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(meta) => return Err(refused(&path, &meta)),
@@ -101,9 +104,44 @@ impl Confined {
                 Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
                 Err(err) => return Err(err),
             }
+            remember_checked(&path);
         }
         Ok(Some(ConfinedDir { path }))
     }
+}
+
+thread_local! {
+    /// The folders found real during one hook's answer ([`during_hook`]): a hook reaches
+    /// `.claude/hookpack` for its rules, its session's record and its memories, and checking
+    /// the same folders again would find what the first check found (the checks are against
+    /// what a repository plants ahead of time, not against a process racing the hook).
+    static CHECKED: std::cell::RefCell<Option<Vec<PathBuf>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `answer` remembering the folders [`Confined`] finds real, and forgets them after.
+pub(crate) fn during_hook<T>(answer: impl FnOnce() -> T) -> T {
+    struct Forget;
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            CHECKED.with_borrow_mut(|checked| *checked = None);
+        }
+    }
+    CHECKED.with_borrow_mut(|checked| *checked = Some(Vec::new()));
+    let _forget = Forget;
+    answer()
+}
+
+fn checked(path: &Path) -> bool {
+    CHECKED.with_borrow(|checked| checked.as_ref().is_some_and(|c| c.iter().any(|p| p == path)))
+}
+
+fn remember_checked(path: &Path) {
+    CHECKED.with_borrow_mut(|checked| {
+        if let Some(checked) = checked {
+            checked.push(path.to_path_buf());
+        }
+    });
 }
 
 fn refused(path: &Path, meta: &std::fs::Metadata) -> io::Error {

@@ -206,7 +206,10 @@ fn evaluate(
     {
         call.response.output.announce(said);
     }
-    Ok((call.response, io.problems))
+    let problems = std::mem::take(&mut io.problems);
+    // The session's state, twice (as found and as saved), is most of what a hook frees.
+    crate::keep_until_exit((call.evaluation, call.state, std::mem::take(&mut io.record)));
+    Ok((call.response, problems))
 }
 
 /// The memory database of a call: opened at its first use, and only when it exists, unless

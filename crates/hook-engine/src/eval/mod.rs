@@ -265,17 +265,26 @@ impl<'a> Engine<'a> {
         let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
         // rule sees the new state (reference §2.2).
+        // (The state is copied once: a session's observations make it the largest thing a
+        // hook decodes.)
         let mut evaluation = Evaluation { state: facts.state.clone(), ..Evaluation::default() };
         let explain = mode == Mode::Explain;
-        let mut observed = false;
+        let mut observes = false;
+        // The state the second pass sees: the first pass's, set aside while that pass adds
+        // to the evaluation (no rule of it changes the state; the observation, which is not a
+        // condition's, is made after it).
+        let mut changed = None;
         for changes_state in [true, false] {
-            let state = if changes_state { facts.state.clone() } else { evaluation.state.clone() };
+            if !changes_state {
+                changed = Some(std::mem::take(&mut evaluation.state));
+            }
+            let state = changed.as_ref().unwrap_or(&facts.state);
             for &index in candidates {
                 let r = self.rule(effort, index as usize)?;
                 if (r.changes_state()) != changes_state {
                     continue;
                 }
-                match self.check(effort, &r, facts, Some(&state), scan, explain)? {
+                match self.check(effort, &r, facts, Some(state), scan, explain)? {
                     Ok(()) => {
                         if changes_state {
                             self.apply(effort, &r, &mut evaluation.state)?;
@@ -284,11 +293,8 @@ impl<'a> Engine<'a> {
                         if r.captures() {
                             self.capture(effort, &r, facts, &mut evaluation)?;
                         }
-                        if r.observes() && !observed {
-                            // Once per event, however many rules observe it.
-                            observed = true;
-                            self.observe(effort, facts, &mut evaluation.state)?;
-                        }
+                        // Once per event, however many rules observe it.
+                        observes |= r.observes();
                     }
                     Err(miss) => {
                         if explain {
@@ -303,6 +309,12 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
+        }
+        if let Some(state) = changed {
+            evaluation.state = state;
+        }
+        if observes {
+            self.observe(effort, facts, &mut evaluation.state)?;
         }
         evaluation.fired.sort_by_key(|f| f.index);
         // A command line the `command` rules could not read in full may hide anything they

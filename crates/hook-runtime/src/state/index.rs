@@ -26,9 +26,13 @@
 //! Every read of the file is bounds-checked: a damaged or planted index gives no memory it
 //! does not hold whole (each memory carries a checksum of all it holds), and never a panic.
 //!
-//! Layout (little-endian): a 64-byte header; the terms, sorted, 20 bytes each (name offset and
-//! length in the strings, how many memories share it, its first posting and how many are
-//! kept); the postings (memory ids, 8 bytes each, newest first, at most
+//! Layout (little-endian): a 64-byte header; the fence: every [`FENCE_EVERY`]th term's name,
+//! as 8-byte entries (offset and length in the fence) and then the names, so that a term is
+//! found among a few dozen after reading only the file's first pages (a binary search over all
+//! the terms and their names touches a page of the map at each of its first steps, and each
+//! page a hook touches first is a fault: 12 of them at 100,000 memories, 3 this way); the
+//! terms, sorted, 20 bytes each (name offset and length in the strings, how many memories
+//! share it, its first posting and how many are kept); the postings (memory ids, 8 bytes each, newest first, at most
 //! [`POSTINGS_PER_TERM`](super::POSTINGS_PER_TERM) per term); the memories, by id, 48 bytes
 //! each (with a hash of the session that stored it); the strings.
 
@@ -47,11 +51,14 @@ use crate::confined::ConfinedDir;
 pub(super) const INDEX_NAME: &str = "memories.idx";
 
 const MAGIC: &[u8; 4] = b"hkri";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 64;
 const TERM: usize = 20;
 const POSTING: usize = 8;
 const MEMORY: usize = 48;
+/// One term in so many is named in the fence.
+const FENCE_EVERY: usize = 64;
+const FENCE_ENTRY: usize = 8;
 
 /// The largest index read or written: about 10 KB per memory at 100,000 memories, far above
 /// what they take (their texts and terms: about 150 bytes each in the benchmark's).
@@ -201,7 +208,15 @@ impl Index {
             body.extend_from_slice(&check(m, *session).to_le_bytes());
             body.extend_from_slice(&session.to_le_bytes());
         }
-        let mut out = Vec::with_capacity(HEADER + body.len() + strings.len());
+        let mut fence = Vec::new();
+        let mut names = Vec::new();
+        for term in self.terms.iter().step_by(FENCE_EVERY) {
+            fence.extend_from_slice(&u32::try_from(names.len()).ok()?.to_le_bytes());
+            fence.extend_from_slice(&u32::try_from(term.name.len()).ok()?.to_le_bytes());
+            names.extend_from_slice(term.name.as_bytes());
+        }
+        fence.extend_from_slice(&names);
+        let mut out = Vec::with_capacity(HEADER + fence.len() + body.len() + strings.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(&self.version.dev.to_le_bytes());
@@ -212,10 +227,11 @@ impl Index {
         out.extend_from_slice(&u32::try_from(self.memories.len()).ok()?.to_le_bytes());
         out.extend_from_slice(&first.to_le_bytes());
         out.extend_from_slice(&u32::try_from(strings.len()).ok()?.to_le_bytes());
-        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&u32::try_from(fence.len()).ok()?.to_le_bytes());
         let sum = fnv1a(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         debug_assert_eq!(out.len(), HEADER);
+        out.extend_from_slice(&fence);
         out.extend_from_slice(&body);
         out.extend_from_slice(&strings);
         (out.len() as u64 <= MAX_INDEX_BYTES).then_some(out)
@@ -261,6 +277,9 @@ pub(super) struct View<'b> {
     pub(super) total: u64,
     terms: usize,
     memories: usize,
+    /// The fence's entries, and its names after them.
+    fence: &'b [u8],
+    terms_at: usize,
     postings_at: usize,
     postings: usize,
     memories_at: usize,
@@ -281,7 +300,9 @@ impl<'b> View<'b> {
         let memories = usize::try_from(u32_at(header, 40)?).ok()?;
         let postings = usize::try_from(u32_at(header, 44)?).ok()?;
         let strings = usize::try_from(u32_at(header, 48)?).ok()?;
-        let postings_at = HEADER.checked_add(terms.checked_mul(TERM)?)?;
+        let fence_len = usize::try_from(u32_at(header, 52)?).ok()?;
+        let terms_at = HEADER.checked_add(fence_len)?;
+        let postings_at = terms_at.checked_add(terms.checked_mul(TERM)?)?;
         let memories_at = postings_at.checked_add(postings.checked_mul(POSTING)?)?;
         let strings_at = memories_at.checked_add(memories.checked_mul(MEMORY)?)?;
         if strings_at.checked_add(strings)? != bytes.len() {
@@ -298,6 +319,8 @@ impl<'b> View<'b> {
             total: u64_at(header, 32)?,
             terms,
             memories,
+            fence: bytes.get(HEADER..terms_at)?,
+            terms_at,
             postings_at,
             postings,
             memories_at,
@@ -314,8 +337,8 @@ impl<'b> View<'b> {
 
     /// Term `i`: its name, how many memories share it, and which postings are its.
     fn term_at(&self, i: usize) -> Option<(&'b [u8], u64, std::ops::Range<usize>)> {
-        let at = HEADER + i * TERM;
-        let entry = self.bytes.get(at..at + TERM)?;
+        let at = self.terms_at.checked_add(i.checked_mul(TERM)?)?;
+        let entry = self.bytes.get(at..at.checked_add(TERM)?)?;
         let first = usize::try_from(u32_at(entry, 12)?).ok()?;
         let kept = usize::try_from(u32_at(entry, 16)?).ok()?;
         let postings = first..first.checked_add(kept)?;
@@ -334,9 +357,34 @@ impl<'b> View<'b> {
 
     /// How many memories share `term`, and the newest of them (as many as the index keeps).
     pub(super) fn term(&self, term: &str) -> Option<(u64, impl Iterator<Item = i64> + 'b)> {
-        let at = find(self.terms, |i| self.term_at(i).map(|(name, ..)| name), term.as_bytes())?;
+        let key = term.as_bytes();
+        // The last fenced term at or before the key: the term is among the next ones, if
+        // anywhere.
+        let fenced = self.terms.div_ceil(FENCE_EVERY);
+        let (mut low, mut high) = (0, fenced);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if self.fenced(middle)? <= key {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        let start = low.checked_sub(1)? * FENCE_EVERY;
+        let len = (self.terms - start).min(FENCE_EVERY);
+        let at = start + find(len, |i| self.term_at(start + i).map(|(name, ..)| name), key)?;
         let (_, memories, postings) = self.term_at(at)?;
         Some((memories, self.postings(postings)?))
+    }
+
+    /// The name of the fence's entry `i`.
+    fn fenced(&self, i: usize) -> Option<&'b [u8]> {
+        let entries = self.terms.div_ceil(FENCE_EVERY).checked_mul(FENCE_ENTRY)?;
+        let at = i.checked_mul(FENCE_ENTRY)?;
+        let entry = self.fence.get(at..at.checked_add(FENCE_ENTRY)?)?;
+        let start = entries.checked_add(usize::try_from(u32_at(entry, 0)?).ok()?)?;
+        let len = usize::try_from(u32_at(entry, 4)?).ok()?;
+        self.fence.get(start..start.checked_add(len)?)
     }
 
     fn memory_id(&self, i: usize) -> Option<i64> {
@@ -435,4 +483,38 @@ pub(super) fn read(dir: &Path) -> Option<Bytes> {
 pub(super) fn write(dir: &ConfinedDir, index: &Index) -> std::io::Result<()> {
     let bytes = index.encode().ok_or_else(|| std::io::Error::other("the index is too large"))?;
     dir.replace(INDEX_NAME, &bytes, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every term is found through the fence, whichever block it falls in and however many
+    /// terms there are; a name between two terms, before the first or after the last is not.
+    #[test]
+    fn every_term_is_found_through_the_fence() {
+        for count in [0, 1, FENCE_EVERY - 1, FENCE_EVERY, FENCE_EVERY + 1, 5 * FENCE_EVERY + 3] {
+            let count = u16::try_from(count).unwrap();
+            let terms: Vec<Term> = (0..count)
+                .map(|i| Term {
+                    name: format!("t{i:05}"),
+                    memories: u64::from(i) + 1,
+                    postings: vec![i64::from(i)],
+                })
+                .collect();
+            let index = Index { terms, ..Index::default() };
+            let bytes = index.encode().unwrap();
+            let view = View::new(&bytes).unwrap();
+            for i in 0..count {
+                let (memories, postings) = view.term(&format!("t{i:05}")).expect("a term");
+                assert_eq!(memories, u64::from(i) + 1, "{count} terms");
+                assert_eq!(postings.collect::<Vec<_>>(), [i64::from(i)]);
+                assert!(view.term(&format!("t{i:05}a")).is_none(), "between terms");
+            }
+            for missing in ["", "a", "t", "u", "t99999z"] {
+                assert!(view.term(missing).is_none(), "{missing:?} among {count}");
+            }
+            assert_eq!(Index::decode(&view), Some(index));
+        }
+    }
 }

@@ -884,10 +884,12 @@ fn with_index(
         };
     };
     let Some(bytes) = index::read(dir.path()) else { return Indexed::Stale };
-    let Some(mut view) = index::View::new(&bytes).filter(|v| v.version == version) else {
-        return Indexed::Stale;
+    let found = match index::View::new(&bytes).filter(|v| v.version == version) {
+        Some(mut view) => read(&mut view).map_or(Indexed::Stale, Indexed::Found),
+        None => Indexed::Stale,
     };
-    read(&mut view).map_or(Indexed::Stale, Indexed::Found)
+    crate::keep_until_exit(bytes);
+    found
 }
 
 impl Store {

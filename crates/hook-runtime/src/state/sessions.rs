@@ -232,10 +232,16 @@ pub fn recent(
         })
         .collect();
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    // `except`'s own file is not read: it holds no other session's record (one sharing its
+    // name is replaced by it).
+    let own = file_name(except);
     let mut found = Vec::new();
     for (_, path) in files {
         if found.len() >= max {
             break;
+        }
+        if path.file_name().is_some_and(|name| *name == *own) {
+            continue;
         }
         let Ok(file) = open_not_following(&path) else { continue };
         let Ok(meta) = file.metadata() else { continue };
@@ -348,7 +354,7 @@ fn read(file: &File, len: u64) -> (u64, Found) {
     }
     let mut best: Option<(u64, Vec<u8>)> = None;
     for slot in 0..2 {
-        if let Some((seq, payload)) = read_slot(file, slot * SLOT)
+        if let Some((seq, payload)) = read_slot(file, slot * SLOT, len)
             && best.as_ref().is_none_or(|(s, _)| seq > *s)
         {
             best = Some((seq, payload));
@@ -363,9 +369,11 @@ fn read(file: &File, len: u64) -> (u64, Found) {
     }
 }
 
-/// The sequence number and record of the slot at `offset`, when its header and checksum hold.
-fn read_slot(file: &File, offset: u64) -> Option<(u64, Vec<u8>)> {
-    let mut buf = vec![0; FIRST_READ];
+/// The sequence number and record of the slot at `offset` of a file of `len` bytes, when its
+/// header and checksum hold.
+fn read_slot(file: &File, offset: u64, len: u64) -> Option<(u64, Vec<u8>)> {
+    // Not past the end the file had under its lock (a read there would only say it ends).
+    let mut buf = vec![0; FIRST_READ.min(usize::try_from(len.saturating_sub(offset)).ok()?)];
     let got = read_at(file, &mut buf, offset);
     if got < HEADER || buf[..4] != MAGIC || u16::from_le_bytes([buf[4], buf[5]]) != VERSION {
         return None;
@@ -702,14 +710,17 @@ mod tests {
                 assert!(decoded.is_none(), "cut at {end}");
             }
             fs::write(&path, &bytes[..end]).unwrap();
-            assert!(read_slot(&File::open(&path).unwrap(), 0).is_none(), "slot cut at {end}");
+            assert!(
+                read_slot(&File::open(&path).unwrap(), 0, end as u64).is_none(),
+                "slot cut at {end}"
+            );
         }
         for at in 0..bytes.len() {
             let mut flipped = bytes.clone();
             flipped[at] ^= 0x20;
             fs::write(&path, &flipped).unwrap();
             let file = File::open(&path).unwrap();
-            assert!(read_slot(&file, 0).is_none(), "byte {at} flipped");
+            assert!(read_slot(&file, 0, flipped.len() as u64).is_none(), "byte {at} flipped");
         }
         fs::remove_dir_all(dir).unwrap();
     }
