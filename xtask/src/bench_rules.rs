@@ -76,6 +76,15 @@ pub(crate) fn builtin_project(
     let _ = std::fs::remove_dir_all(&scratch);
     let project = scratch.join("project");
     std::fs::create_dir_all(project.join(".claude/hookpack"))?;
+    // A repository of its own, as the projects Claude Code works in are (the hooks that read
+    // the branch would otherwise look for `.git` up through this checkout's folders). Without
+    // git, they do.
+    let _ = std::process::Command::new("git")
+        .args(["-c", "init.defaultBranch=main", "init", "--quiet"])
+        .arg(&project)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
     // A list of plain strings is written alike in JSON and TOML.
     std::fs::write(
         project.join(".claude/hookpack/hookpack.toml"),

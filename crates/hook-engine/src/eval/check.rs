@@ -197,9 +197,9 @@ impl<'a> Engine<'a> {
             let config = self.memory_settings_with(effort)?;
             let texts = self.texts(effort, facts, r.field())?;
             for text in &texts {
-                memory_scan(effort, text.len(), &config)?;
+                memory_scan(effort, text.len(), config)?;
             }
-            if !texts.iter().any(|text| memory::has_marker(text, &config)) {
+            if !texts.iter().any(|text| memory::has_marker(text, config)) {
                 return miss("capture", &|| "the text has no memory marker".to_owned());
             }
         }

@@ -129,7 +129,7 @@ impl<'a> Engine<'a> {
             let namespace = config.resolve(spec.namespace.unwrap_or(config.fallback())).0;
             let regexes = self.matcher_list(effort, r.regex())?;
             for (i, text) in texts.iter().enumerate() {
-                memory_scan(effort, text.len(), &config)?;
+                memory_scan(effort, text.len(), config)?;
                 // Private parts go first, wherever they end.
                 let Some(text) = memory::strip_private(text, &config.private_tags) else {
                     continue;
@@ -156,9 +156,9 @@ impl<'a> Engine<'a> {
         }
         for text in texts {
             // What it captures is at most the text, kept.
-            memory_scan(effort, text.len(), &config)?;
+            memory_scan(effort, text.len(), config)?;
             effort.keep(text.len())?;
-            let captured = memory::capture(id, &text, spec, &config);
+            let captured = memory::capture(id, &text, spec, config);
             evaluation.marked |= spec.markers && !captured.is_empty();
             evaluation.captures.extend(captured);
         }
@@ -177,7 +177,7 @@ impl<'a> Engine<'a> {
         let len = |v: Option<&Value>| v.and_then(Value::as_str).map_or(0, str::len);
         let p = facts.payload;
         let command = p.get("tool_input").and_then(|i| i.get("command"));
-        memory_scan(effort, len(p.get("prompt")) + len(p.get("error")) + len(command), &config)?;
+        memory_scan(effort, len(p.get("prompt")) + len(p.get("error")) + len(command), config)?;
         let seen = crate::observe::of(facts.input, p, facts.project_root, &config.private_tags);
         if let Some(seen) = seen {
             let observed = &mut state.observed;

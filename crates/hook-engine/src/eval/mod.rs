@@ -136,6 +136,9 @@ pub struct Engine<'a> {
     keywords: Keywords<'a>,
     globs: Matchers<'a>,
     regexes: Matchers<'a>,
+    /// The memory settings, read at their first use (every rule that reads memory markers,
+    /// captures or observes needs them).
+    memory: std::cell::OnceCell<MemorySettings<'a>>,
 }
 
 impl<'a> Engine<'a> {
@@ -150,6 +153,7 @@ impl<'a> Engine<'a> {
             globs: Matchers::new(artifact.section(Section::Globs), artifact.is_trusted())?,
             regexes: Matchers::new(artifact.section(Section::Regexes), artifact.is_trusted())?,
             artifact,
+            memory: std::cell::OnceCell::new(),
         })
     }
 
@@ -169,17 +173,21 @@ impl<'a> Engine<'a> {
     ///
     /// When the settings section is damaged.
     pub fn memory_settings(&self) -> Result<MemorySettings<'a>, ArtifactError> {
-        self.memory_settings_with(&self.effort())
+        self.memory_settings_with(&self.effort()).cloned()
     }
 
-    fn memory_settings_with(&self, effort: &Effort) -> Result<MemorySettings<'a>, ArtifactError> {
+    fn memory_settings_with(&self, effort: &Effort) -> Result<&MemorySettings<'a>, ArtifactError> {
+        if let Some(settings) = self.memory.get() {
+            return Ok(settings);
+        }
         let record = SettingsRecord::read(self.artifact.settings());
         let aliases = self.strings(effort, record.aliases)?;
-        Ok(MemorySettings {
+        let settings = MemorySettings {
             namespaces: self.strings(effort, record.namespaces)?,
             aliases: aliases.chunks_exact(2).map(|p| (p[0], p[1])).collect(),
             private_tags: self.strings(effort, record.private_tags)?,
-        })
+        };
+        Ok(self.memory.get_or_init(|| settings))
     }
 
     /// The rules tied to the session's active agent, workflow or task (every such condition

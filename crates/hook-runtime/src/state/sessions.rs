@@ -223,25 +223,23 @@ pub fn recent(
     keep: impl Fn(&Record) -> bool,
 ) -> Vec<Record> {
     let Ok(entries) = fs::read_dir(installation_dir.join(SESSIONS_DIR)) else { return Vec::new() };
+    // `except`'s own file is not read: it holds no other session's record (one sharing its
+    // name is replaced by it).
+    let own = file_name(except);
     let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = entries
         .filter_map(Result::ok)
         .take(MAX_LISTED)
+        .filter(|e| *e.file_name() != *own)
         .filter_map(|e| {
             let meta = fs::symlink_metadata(e.path()).ok().filter(fs::Metadata::is_file)?;
             Some((meta.modified().ok()?, e.path()))
         })
         .collect();
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
-    // `except`'s own file is not read: it holds no other session's record (one sharing its
-    // name is replaced by it).
-    let own = file_name(except);
     let mut found = Vec::new();
     for (_, path) in files {
         if found.len() >= max {
             break;
-        }
-        if path.file_name().is_some_and(|name| *name == *own) {
-            continue;
         }
         let Ok(file) = open_not_following(&path) else { continue };
         let Ok(meta) = file.metadata() else { continue };
