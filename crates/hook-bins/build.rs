@@ -1,10 +1,11 @@
-//! Lays the functions a hook runs side by side in its binary.
+//! Lays the functions a hook runs side by side in its binary, and links it at a fixed address.
 //!
 //! A hook's start-up is mostly the kernel's: each first touch of a page of code is a fault,
 //! and the kernel maps 16 pages around it. The few hundred functions a hook runs are a tenth of
 //! its code, but the linker scatters them over the whole of it; listed in `link-order.txt`,
 //! they come first, in a few pages (`cargo xtask link-order` writes the list from the shipped
-//! binaries; `cargo xtask bench` says how much of it the binaries it measures hold). A name
+//! and the dynamic binaries; `cargo xtask bench` says how much of it the binaries it measures
+//! hold). A name
 //! the build does not define is passed over, so a stale list costs speed, never the build.
 //!
 //! `hook-floor`, the benchmarks' baseline, is built with this script and the same list: the
@@ -13,7 +14,11 @@
 //!
 //! Only where the linker is known to read such a list: `rust-lld`, Rust's default linker for
 //! `x86_64-unknown-linux-gnu`, unless a linker of one's own is configured. `HOOKPACK_LINK_ORDER=off`
-//! turns it off.
+//! turns the list off (not the fixed address).
+//!
+//! The fixed address (`-no-pie`, as the shipped static hooks have) gives up the randomised
+//! address of the hook's own code in `cargo build`s, for the loader's patching of 2,300
+//! pointers at every start; the libraries it loads are still placed at random.
 
 #![allow(clippy::print_stdout, reason = "cargo reads a build script's instructions on its stdout")]
 

@@ -34,9 +34,9 @@ const LIST: &str = "crates/hook-bins/link-order.txt";
 const HEADER: &str = "\
 # The functions the hook binaries run, by symbol, laid side by side at link time
 # (crates/hook-bins/build.rs): those run by the most events first, those of one set of events
-# together. Written by
-# `cargo xtask link-order` from the static `hooks` build; do not edit. A name the build does not
-# define is passed over (`cargo xtask bench` says how many it defines).
+# together. Written by `cargo xtask link-order` from the static and the dynamic `hooks` builds
+# (each names a function its own way); do not edit. A name a build does not define is passed
+# over (`cargo xtask bench` says how many it defines).
 ";
 
 pub(crate) fn run() -> anyhow::Result<()> {

@@ -336,6 +336,37 @@ mod tests {
         dir
     }
 
+    /// Within one hook's answer a folder found real is not looked at again; a link planted
+    /// before the hook is refused however often it is reached, and after the answer every
+    /// folder is looked at anew.
+    #[test]
+    fn folders_are_checked_once_per_hook_and_links_always_refused() {
+        let root = temp_dir("once");
+        let outside = temp_dir("once-outside");
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        symlink(&outside, root.join(".claude/hookpack")).unwrap();
+        let confined = Confined::new(&root, Path::new(".claude/hookpack"));
+        during_hook(|| {
+            for _ in 0..2 {
+                let err = confined.dir("state").unwrap_err();
+                assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+            }
+            assert!(checked(&root.join(".claude")), "the real folder is remembered");
+            assert!(!checked(&root.join(".claude/hookpack")), "the link is not");
+        });
+        assert!(!checked(&root.join(".claude")), "forgotten after the hook");
+        // Outside a hook's answer, nothing is remembered: a folder replaced by a link between
+        // two walks is refused.
+        std::fs::remove_file(root.join(".claude/hookpack")).unwrap();
+        confined.dir("state").unwrap();
+        std::fs::remove_dir_all(root.join(".claude/hookpack")).unwrap();
+        symlink(&outside, root.join(".claude/hookpack")).unwrap();
+        assert_eq!(confined.dir("state").unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+        assert!(std::fs::read_dir(&outside).unwrap().next().is_none(), "nothing written outside");
+        std::fs::remove_dir_all(root).unwrap();
+        std::fs::remove_dir_all(outside).unwrap();
+    }
+
     #[test]
     fn folders_are_created_and_files_written_inside() {
         let root = temp_dir("inside");

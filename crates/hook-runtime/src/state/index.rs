@@ -517,4 +517,45 @@ mod tests {
             assert_eq!(Index::decode(&view), Some(index));
         }
     }
+
+    /// A fence that is not the terms' (out of order, pointing past itself, cut short, of
+    /// another length than the header says) makes terms missed, never a panic and never
+    /// another term's postings; an index of the version before the fence is not read.
+    #[test]
+    fn a_wrong_fence_only_misses() {
+        let terms: Vec<Term> = (0..300u16)
+            .map(|i| Term { name: format!("t{i:05}"), memories: 1, postings: vec![i64::from(i)] })
+            .collect();
+        let good = Index { terms, ..Index::default() }.encode().unwrap();
+        let fence_len = usize::try_from(u32_at(&good, 52).unwrap()).unwrap();
+        let reseal = |bytes: &mut Vec<u8>| {
+            let sum = fnv1a(&bytes[..56]);
+            bytes[56..64].copy_from_slice(&sum.to_le_bytes());
+        };
+        let mut bads = Vec::new();
+        for at in HEADER..HEADER + fence_len {
+            for value in [0u8, 0x7f, 0xff] {
+                let mut bad = good.clone();
+                bad[at] = value;
+                bads.push(bad);
+            }
+        }
+        let mut other_length = good.clone();
+        other_length[52..56]
+            .copy_from_slice(&(u32::try_from(fence_len).unwrap() - 8).to_le_bytes());
+        reseal(&mut other_length);
+        bads.push(other_length);
+        for bad in &bads {
+            let Some(view) = View::new(bad) else { continue };
+            for i in 0..300u16 {
+                if let Some((_, postings)) = view.term(&format!("t{i:05}")) {
+                    assert_eq!(postings.collect::<Vec<_>>(), [i64::from(i)]);
+                }
+            }
+        }
+        let mut old = good.clone();
+        old[4..8].copy_from_slice(&1u32.to_le_bytes());
+        reseal(&mut old);
+        assert!(View::new(&old).is_none(), "version 1 is read as no index: written anew");
+    }
 }
