@@ -410,7 +410,6 @@ fn weigh_signals(
     // Before a compaction, no one reads a suggestion.
     let suggests = kind != EventKind::PreCompact;
     let mut kept = 0;
-    let mut config = None;
     for found in signals.iter_mut().filter(|s| s.outcome.is_none()) {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "0 to 1000")]
         let permille = (found.confidence * 1000.0).round() as u32;
@@ -447,10 +446,8 @@ fn weigh_signals(
                 note: None,
             }),
             Outcome::Suggested => {
-                // Decoded once, for the first suggestion.
-                let config = config.get_or_insert_with(|| engine.memory_settings().ok());
-                let marker = config.as_ref().map_or_else(
-                    || format!("remember:{}", found.namespace),
+                let marker = engine.memory_settings().map_or_else(
+                    |_| format!("remember:{}", found.namespace),
                     |config| config.marker_for(&found.namespace),
                 );
                 if let Some(rule) = fired.iter_mut().find(|f| f.id == found.rule) {

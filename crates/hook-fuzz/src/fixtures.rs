@@ -146,7 +146,7 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
             if *kind == EventKind::PreCompact {
                 let _ = memory::handoff(&evaluation.state, &active, &[]);
             }
-            if let Some(config) = &config {
+            if let Some(config) = config {
                 let _ = memory::has_marker("[decision] fuzz", config);
             }
             let _ = evaluation.context_chars();

@@ -167,13 +167,13 @@ impl<'a> Engine<'a> {
         SettingsRecord::read(self.artifact.settings()).settings
     }
 
-    /// The memory settings: namespaces, shorthands and private tags.
+    /// The memory settings: namespaces, shorthands and private tags (read once).
     ///
     /// # Errors
     ///
     /// When the settings section is damaged.
-    pub fn memory_settings(&self) -> Result<MemorySettings<'a>, ArtifactError> {
-        self.memory_settings_with(&self.effort()).cloned()
+    pub fn memory_settings(&self) -> Result<&MemorySettings<'a>, ArtifactError> {
+        self.memory_settings_with(&self.effort())
     }
 
     fn memory_settings_with(&self, effort: &Effort) -> Result<&MemorySettings<'a>, ArtifactError> {
