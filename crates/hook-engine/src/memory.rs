@@ -440,20 +440,35 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// The first `max` distinct [`terms`] of `text`: a query reads no further.
 pub fn first_terms(text: &str, max: usize) -> Vec<String> {
+    // Up to `LINEAR` terms, a new one is compared with each kept; past that, with a set.
+    const LINEAR: usize = 64;
     let mut out: Vec<String> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        for part in camel_parts(word) {
+    let mut seen: Option<std::collections::BTreeSet<String>> = None;
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let mut rest = word;
+        while !rest.is_empty() {
+            let part = &rest[..camel_end(rest)];
+            rest = &rest[part.len()..];
             if out.len() >= max {
                 return out;
             }
-            let lower = part.to_lowercase();
-            if lower.chars().count() < 3 || STOP_WORDS.contains(&lower.as_str()) {
+            // An ASCII word lowers in place, its length its count of characters.
+            let lower =
+                if part.is_ascii() { part.to_ascii_lowercase() } else { part.to_lowercase() };
+            let short = if lower.is_ascii() { lower.len() < 3 } else { lower.chars().count() < 3 };
+            if short || STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
                 continue;
             }
             let term = singular(lower);
-            if seen.insert(term.clone()) {
+            let new = match &mut seen {
+                Some(seen) => seen.insert(term.clone()),
+                None => !out.contains(&term),
+            };
+            if new {
                 out.push(term);
+                if out.len() == LINEAR {
+                    seen = Some(out.iter().cloned().collect());
+                }
             }
         }
     }
@@ -470,22 +485,19 @@ pub fn path_terms(path: &str) -> Vec<String> {
     terms(without_extension).into_iter().filter(|t| !PATH_WORDS.contains(&t.as_str())).collect()
 }
 
-/// `parseJSONValue` → parse, JSON, Value.
-fn camel_parts(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for i in 1..chars.len() {
-        let (at, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+/// Where the first part of `word` ends, split at case changes: `parseJSONValue` → parse,
+/// JSON, Value.
+fn camel_end(word: &str) -> usize {
+    let mut chars = word.char_indices().peekable();
+    let Some((_, mut prev)) = chars.next() else { return 0 };
+    while let Some((at, c)) = chars.next() {
+        let next_lower = chars.peek().is_some_and(|(_, n)| n.is_lowercase());
         if c.is_uppercase() && (prev.is_lowercase() || (prev.is_uppercase() && next_lower)) {
-            parts.push(&word[start..at]);
-            start = at;
+            return at;
         }
+        prev = c;
     }
-    parts.push(&word[start..]);
-    parts
+    word.len()
 }
 
 fn singular(mut term: String) -> String {
@@ -842,6 +854,21 @@ mod tests {
         assert_eq!(path_terms("src/auth/jwt_tokens.rs"), ["auth", "jwt", "token"]);
         assert_eq!(path_terms("crates/hook-engine/src/memory.rs"), ["hook", "engine", "memory"]);
         assert_eq!(path_terms("Makefile"), ["makefile"]);
+    }
+
+    #[test]
+    fn terms_are_distinct_however_many() {
+        assert!(STOP_WORDS.is_sorted(), "searched by halves");
+        let text = (0..200).map(|i| format!("word{i} Word{i}")).collect::<Vec<_>>().join(", ");
+        let found = terms(&text);
+        assert_eq!(found.len(), 200);
+        assert_eq!(found[199], "word199");
+        assert_eq!(first_terms(&text, 3), ["word0", "word1", "word2"]);
+        assert_eq!(
+            terms("Die GRÖẞE der Übersicht, dieÜbersicht"),
+            ["die", "größe", "der", "übersicht"]
+        );
+        assert_eq!(terms("HTTPServer über_es ab"), ["http", "server", "über"]);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::rc::Rc;
 
 use regex_automata::dfa::Automaton;
 use regex_automata::dfa::sparse::DFA;
@@ -13,6 +14,9 @@ use super::reader::{ArtifactError, word};
 
 /// Words per matcher entry: DFA offset, DFA length, flags, source offset, source length.
 const ENTRY: usize = 5;
+
+/// An automaton read from the artifact, shared by the rules that use it.
+type Shared<'a> = Rc<DFA<&'a [u8]>>;
 
 /// One section of matchers (globs or regexes).
 #[derive(Debug)]
@@ -25,7 +29,7 @@ pub struct Matchers<'a> {
     /// The automata read so far: `DFA::from_bytes` validates the whole automaton, so each is
     /// read once per run however many rules (or a crafted list) name it. Filled lazily, so its
     /// size follows what the event uses, not what the artifact claims.
-    read: RefCell<BTreeMap<u32, Option<DFA<&'a [u8]>>>>,
+    read: RefCell<BTreeMap<u32, Option<Shared<'a>>>>,
 }
 
 impl<'a> Matchers<'a> {
@@ -170,11 +174,13 @@ impl<'a> Matchers<'a> {
         word(self.section, 1 + index as usize * ENTRY + word_at)
     }
 
-    fn dfa(&self, index: u32, effort: &Effort) -> Result<Option<DFA<&'a [u8]>>, ArtifactError> {
+    /// Automaton `index`, read once per hook (shared: an automaton is a few hundred bytes of
+    /// tables, kept out of the cache's nodes and the callers' frames).
+    fn dfa(&self, index: u32, effort: &Effort) -> Result<Option<Shared<'a>>, ArtifactError> {
         if let Some(dfa) = self.read.borrow().get(&index) {
             return Ok(dfa.clone());
         }
-        let dfa = self.read_dfa(index, effort)?;
+        let dfa = self.read_dfa(index, effort)?.map(Rc::new);
         self.read.borrow_mut().insert(index, dfa.clone());
         Ok(dfa)
     }

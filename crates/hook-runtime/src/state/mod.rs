@@ -33,6 +33,7 @@ use crate::confined::{Confined, ConfinedDir};
 mod disk;
 mod index;
 pub mod sessions;
+mod xxh64;
 
 use disk::{
     Connect, DbVersion, FileId, Found, Pin, clear_companions, connect, create, describe, inspect,

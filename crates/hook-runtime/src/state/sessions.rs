@@ -3,7 +3,7 @@
 //! would create, lock, map and remove its journal files on every run.
 //!
 //! A file holds two slots, at offset 0 and at [`SLOT`]; each is a header (magic, version, a
-//! sequence number, the length, an FNV-1a checksum) and the record. A save writes the slot the
+//! sequence number, the length, a checksum) and the record. A save writes the slot the
 //! next sequence number names, so the other one still holds the last record whole: a hook
 //! killed while writing loses its own update and nothing else. A reader takes the slot with
 //! the highest sequence number whose checksum holds. A file in which no slot holds (garbage, or
@@ -24,6 +24,7 @@ use hook_engine::bounded::open_not_following;
 use hook_engine::observe::SessionSummary;
 use hook_engine::{Bracket, SessionState};
 
+use super::xxh64::xxh64;
 use crate::Installation;
 use crate::confined::{Confined, ConfinedDir};
 
@@ -36,7 +37,8 @@ pub const SLOT: u64 = SLOT_BYTES as u64;
 const SLOT_BYTES: usize = 256 * 1024;
 
 const MAGIC: [u8; 4] = *b"hkss";
-const VERSION: u16 = 1;
+/// The version written; version 1 (an FNV-1a checksum) is still read.
+const VERSION: u16 = 2;
 
 /// The tag of a record's [`Record::stored`] (after the fields of version 1).
 const TAG_STORED: u8 = 1;
@@ -345,52 +347,79 @@ enum Found {
     Damaged(String),
 }
 
-/// The newest record of the file that holds, with its sequence number.
+/// The newest record of the file that holds, with its sequence number. The newer slot's
+/// checksum is checked first, the other's only when it does not hold.
 fn read(file: &File, len: u64) -> (u64, Found) {
     if len == 0 {
         return (0, Found::Nothing);
     }
-    let mut best: Option<(u64, Vec<u8>)> = None;
-    for slot in 0..2 {
-        if let Some((seq, payload)) = read_slot(file, slot * SLOT, len)
-            && best.as_ref().is_none_or(|(s, _)| seq > *s)
-        {
-            best = Some((seq, payload));
+    let mut slots = [head(file, 0, len), head(file, SLOT, len)];
+    if slots[1].as_ref().map(|s| s.seq) > slots[0].as_ref().map(|s| s.seq) {
+        slots.swap(0, 1);
+    }
+    for slot in slots.into_iter().flatten() {
+        let seq = slot.seq;
+        if let Some(payload) = whole(file, slot) {
+            return match decode(&payload) {
+                Some(record) => (seq, Found::Record(Box::new(record))),
+                None => (seq, Found::Damaged("its record does not decode".to_owned())),
+            };
         }
     }
-    match best {
-        None => (0, Found::Damaged("no whole record in it".to_owned())),
-        Some((seq, payload)) => match decode(&payload) {
-            Some(record) => (seq, Found::Record(Box::new(record))),
-            None => (seq, Found::Damaged("its record does not decode".to_owned())),
-        },
+    (0, Found::Damaged("no whole record in it".to_owned()))
+}
+
+/// The start of a slot, its header read but not yet checked against the record.
+struct Head {
+    /// Where the slot begins in the file.
+    offset: u64,
+    version: u16,
+    seq: u64,
+    /// The header and the record's first bytes.
+    bytes: Vec<u8>,
+}
+
+/// The first bytes of the slot at `offset` of a file of `len` bytes, when they begin with a
+/// header of a version this build reads.
+fn head(file: &File, offset: u64, len: u64) -> Option<Head> {
+    // Not past the end the file had under its lock (a read there would only say it ends).
+    let mut bytes = vec![0; FIRST_READ.min(usize::try_from(len.saturating_sub(offset)).ok()?)];
+    let got = read_at(file, &mut bytes, offset);
+    bytes.truncate(got);
+    let version = u16::from_le_bytes(*bytes.get(4..6)?.first_chunk()?);
+    if got < HEADER || bytes[..4] != MAGIC || !(1..=VERSION).contains(&version) {
+        return None;
     }
+    let seq = u64::from_le_bytes(*bytes[8..16].first_chunk()?);
+    Some(Head { offset, version, seq, bytes })
+}
+
+/// The record of the slot `head` begins, when its length and checksum hold.
+fn whole(file: &File, head: Head) -> Option<Vec<u8>> {
+    let Head { offset, version, mut bytes, .. } = head;
+    let len = usize::try_from(u32::from_le_bytes(*bytes[16..20].first_chunk()?)).ok()?;
+    if len > SLOT_BYTES - HEADER {
+        return None;
+    }
+    let (end, got) = (HEADER + len, bytes.len());
+    if end > got {
+        bytes.resize(end, 0);
+        if read_at(file, &mut bytes[got..], offset + got as u64) != end - got {
+            return None;
+        }
+    }
+    bytes.truncate(end);
+    let sum = u64::from_le_bytes(*bytes[24..32].first_chunk()?);
+    (checksum(version, &mut bytes) == sum).then(|| bytes.split_off(HEADER))
 }
 
 /// The sequence number and record of the slot at `offset` of a file of `len` bytes, when its
 /// header and checksum hold.
+#[cfg(test)]
 fn read_slot(file: &File, offset: u64, len: u64) -> Option<(u64, Vec<u8>)> {
-    // Not past the end the file had under its lock (a read there would only say it ends).
-    let mut buf = vec![0; FIRST_READ.min(usize::try_from(len.saturating_sub(offset)).ok()?)];
-    let got = read_at(file, &mut buf, offset);
-    if got < HEADER || buf[..4] != MAGIC || u16::from_le_bytes([buf[4], buf[5]]) != VERSION {
-        return None;
-    }
-    let seq = u64::from_le_bytes(buf[8..16].try_into().ok()?);
-    let len = usize::try_from(u32::from_le_bytes(buf[16..20].try_into().ok()?)).ok()?;
-    let sum = u64::from_le_bytes(buf[24..32].try_into().ok()?);
-    if len > SLOT_BYTES - HEADER {
-        return None;
-    }
-    let end = HEADER + len;
-    if end > got {
-        buf.resize(end, 0);
-        if read_at(file, &mut buf[got..], offset + got as u64) != end - got {
-            return None;
-        }
-    }
-    buf.truncate(end);
-    (checksum(&buf[..24], &buf[HEADER..]) == sum).then(|| (seq, buf.split_off(HEADER)))
+    let head = head(file, offset, len)?;
+    let seq = head.seq;
+    Some((seq, whole(file, head)?))
 }
 
 /// Reads into `buf` from `offset` until it is full or the file ends; how much was read.
@@ -407,13 +436,21 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
     got
 }
 
-fn checksum(header: &[u8], payload: &[u8]) -> u64 {
-    fnv1a_extend(fnv1a(header), payload)
+/// The checksum of `slot` (its header and record) as a slot of `version` keeps it: the header
+/// but its checksum field, then the record. Version 1 took FNV-1a, which waits on a
+/// multiplication for each byte; version 2 takes [`xxh64`] over the slot with the field zeroed
+/// (which it is left).
+fn checksum(version: u16, slot: &mut [u8]) -> u64 {
+    if version == 1 {
+        return fnv1a_extend(fnv1a(&slot[..24]), &slot[HEADER..]);
+    }
+    slot[24..32].fill(0);
+    xxh64(slot)
 }
 
 /// A slot: the header and the record.
 fn encode(seq: u64, record: &Record) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512);
+    let mut out = Vec::with_capacity(FIRST_READ);
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&[0; 2]);
@@ -478,7 +515,7 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     }
     let len = u32::try_from(out.len() - HEADER).unwrap_or(u32::MAX);
     out[16..20].copy_from_slice(&len.to_le_bytes());
-    let sum = checksum(&out[..24], &out[HEADER..]);
+    let sum = checksum(VERSION, &mut out);
     out[24..32].copy_from_slice(&sum.to_le_bytes());
     out
 }
@@ -720,6 +757,25 @@ mod tests {
             let file = File::open(&path).unwrap();
             assert!(read_slot(&file, 0, flipped.len() as u64).is_none(), "byte {at} flipped");
         }
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A record the build before wrote (version 1: an FNV-1a checksum) still reads; the same
+    /// checksum under version 2 does not hold.
+    #[test]
+    fn a_version_1_record_still_reads() {
+        let dir = temp_dir("version-1");
+        let path = dir.join("slot");
+        let mut bytes = encode(5, &sample("s"));
+        bytes[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let sum = fnv1a_extend(fnv1a(&bytes[..24]), &bytes[HEADER..]);
+        bytes[24..32].copy_from_slice(&sum.to_le_bytes());
+        fs::write(&path, &bytes).unwrap();
+        let (seq, payload) = read_slot(&File::open(&path).unwrap(), 0, bytes.len() as u64).unwrap();
+        assert_eq!((seq, decode(&payload).map(|r| r.state)), (5, Some(sample("s").state)));
+        bytes[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        fs::write(&path, &bytes).unwrap();
+        assert!(read_slot(&File::open(&path).unwrap(), 0, bytes.len() as u64).is_none());
         fs::remove_dir_all(dir).unwrap();
     }
 
