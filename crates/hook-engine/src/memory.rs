@@ -466,7 +466,7 @@ pub fn first_terms(text: &str, max: usize) -> Vec<String> {
             };
             if new {
                 out.push(term);
-                if out.len() == LINEAR {
+                if out.len() == LINEAR && max > LINEAR {
                     seen = Some(out.iter().cloned().collect());
                 }
             }

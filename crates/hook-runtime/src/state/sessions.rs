@@ -183,7 +183,11 @@ impl Locked {
     ///
     /// When the record is larger than a slot, or cannot be written.
     pub fn save(self, record: &Record) -> io::Result<()> {
-        let seq = self.seq + 1;
+        // A record numbered `u64::MAX` can only be forged: saving after it would wrap to 0 and
+        // leave the forged slot the newer one for ever.
+        let seq = self.seq.checked_add(1).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "the session's record is numbered u64::MAX")
+        })?;
         let mut bytes = encode(seq, record);
         if bytes.len() as u64 > SLOT && !record.state.observed.is_empty() {
             // What the session did is the first thing to give up: the state rules rely on
@@ -776,6 +780,21 @@ mod tests {
         bytes[4..6].copy_from_slice(&VERSION.to_le_bytes());
         fs::write(&path, &bytes).unwrap();
         assert!(read_slot(&File::open(&path).unwrap(), 0, bytes.len() as u64).is_none());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A forged record numbered `u64::MAX` is not saved over (the number would wrap and the
+    /// forged slot stay the newer one).
+    #[test]
+    fn the_last_sequence_number_is_not_wrapped() {
+        let dir = temp_dir("last-seq");
+        let sessions = sessions(&dir);
+        let bytes = encode(u64::MAX, &sample("s"));
+        fs::write(dir.join(SESSIONS_DIR).join("s"), &bytes).unwrap();
+        let locked = sessions.lock("s").unwrap();
+        assert!(!locked.new);
+        let record = locked.record.clone();
+        assert_eq!(locked.save(&record).unwrap_err().kind(), io::ErrorKind::InvalidData);
         fs::remove_dir_all(dir).unwrap();
     }
 
