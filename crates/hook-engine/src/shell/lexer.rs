@@ -4,7 +4,10 @@
 
 use super::{Dialect, MAX_DEPTH, NONE, Parsed, Raw, Span, index, read};
 
-/// Bytes that end a plain run of a word: blanks, operators, quotes, escapes, expansions.
+/// Bytes that end a word: blanks and operators.
+const BREAKS: &[u8] = b" \t\r\n;|&<>()";
+
+/// Bytes that end a plain run of a word: [`BREAKS`], quotes, escapes, expansions.
 const SPECIAL: [bool; 256] = {
     let mut table = [false; 256];
     let mut i = 0;
@@ -12,6 +15,51 @@ const SPECIAL: [bool; 256] = {
     while i < special.len() {
         table[special[i] as usize] = true;
         i += 1;
+    }
+    table
+};
+
+/// Bytes that end a run of a double-quoted string as written: its end, expansions and escapes
+/// (`\\` in POSIX shells, `` ` `` in `PowerShell`), by dialect.
+const DOUBLE_QUOTED: [[bool; 256]; 2] = {
+    let mut tables = [[false; 256]; 2];
+    let mut b = 0;
+    while b < 256 {
+        let stops = matches!(b as u8, b'"' | b'`' | b'$');
+        tables[0][b] = stops || b as u8 == b'\\';
+        tables[1][b] = stops;
+        b += 1;
+    }
+    tables
+};
+
+/// [`BREAKS`] as a table.
+const BREAK: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < BREAKS.len() {
+        table[BREAKS[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// Whether the byte at `at` of `s` ends a word (the end of the text does).
+fn breaks(s: &[u8], at: usize) -> bool {
+    s.get(at).is_none_or(|&b| BREAK[usize::from(b)])
+}
+
+/// Bytes that begin a plain word (`git`, `-rf`, `src/`) where a command's words are read (not
+/// special, not a comment's `#`, a group's brace or a digit, as in `2>`), and quotes. Most words
+/// begin with one, and are read at once (when plain or one quoted string), before the jump table
+/// of [`Lexer::list`].
+const WORD_START: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(b as u8, b'\'' | b'"')
+            || !SPECIAL[b] && !matches!(b as u8, b'#' | b'{' | b'}' | b'0'..=b'9');
+        b += 1;
     }
     table
 };
@@ -86,6 +134,16 @@ impl<'s, 't> Lexer<'s, '_, 't> {
     /// Reads commands until the end, or the `)` that ends a subshell or `$(` when `closed`.
     pub(super) fn list(&mut self, closed: bool) {
         while let Some(b) = self.peek(0) {
+            if WORD_START[usize::from(b)] && self.parsed.shortcuts {
+                self.open();
+                if self.plain_word() || self.quoted_word() {
+                    // The blank after a word, skipped here: one turn of this loop fewer.
+                    if self.s.get(self.i) == Some(&b' ') {
+                        self.i += 1;
+                    }
+                    continue;
+                }
+            }
             match b {
                 b' ' | b'\t' | b'\r' => self.i += 1,
                 b'\n' => {
@@ -377,15 +435,11 @@ impl<'s, 't> Lexer<'s, '_, 't> {
 
     /// A word of bytes that mean nothing to the shell (most words are), stored at once: `false`
     /// when the word here is not one.
+    #[inline]
     fn plain_word(&mut self) -> bool {
-        let len = self.run(|b| SPECIAL[usize::from(b)]);
-        let ends = self.s.get(self.i + len).is_none_or(|&b| {
-            matches!(
-                b,
-                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')'
-            )
-        });
-        if len == 0 || !ends || self.t.get(self.i..self.i + len).is_none() {
+        let len = self.plain_run();
+        // The run ends at an ASCII byte or the text's end: a boundary of characters.
+        if len == 0 || !breaks(self.s, self.i + len) || !self.t.is_char_boundary(self.i) {
             return false;
         }
         let start = self.base + self.i;
@@ -399,24 +453,16 @@ impl<'s, 't> Lexer<'s, '_, 't> {
     /// not one.
     fn quoted_word(&mut self) -> bool {
         let Some(quote @ (b'\'' | b'"')) = self.peek(0) else { return false };
-        let escape = match self.dialect {
-            Dialect::Posix => b'\\',
-            Dialect::PowerShell => b'`',
-        };
         let rest = &self.s[self.i + 1..];
         let len = if quote == b'\'' {
             rest.iter().position(|&b| b == b'\'')
         } else {
-            rest.iter().position(|&b| matches!(b, b'"' | b'`' | b'$') || b == escape)
+            let stops = &DOUBLE_QUOTED[usize::from(self.dialect == Dialect::PowerShell)];
+            rest.iter().position(|&b| stops[usize::from(b)])
         };
         let Some(len) = len.filter(|&len| rest[len] == quote) else { return false };
         // What follows ends the word (a PowerShell `''` inside single quotes does not).
-        let ends = rest.get(len + 1).is_none_or(|&b| {
-            matches!(
-                b,
-                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')'
-            )
-        });
+        let ends = breaks(rest, len + 1);
         let start = self.i + 1;
         if !ends || self.t.get(start..start + len).is_none() {
             return false;
@@ -428,12 +474,32 @@ impl<'s, 't> Lexer<'s, '_, 't> {
 
     /// Copies a run of bytes that mean nothing to the shell, at once.
     fn plain(&mut self) {
-        let len = self.run(|b| SPECIAL[usize::from(b)]);
+        let len = self.plain_run();
         if len > 0 {
             self.copy(len);
         } else {
             self.char();
         }
+    }
+
+    /// The length of the run of bytes from here that are not [`SPECIAL`], found 8 bytes at a
+    /// time without a branch per byte: most words are shorter, so that the loop's end is foreseen
+    /// (a branch per byte mispredicts at every word's end).
+    #[inline]
+    fn plain_run(&self) -> usize {
+        let mut at = self.i;
+        while let Some(chunk) = self.s.get(at..at + 8).and_then(|c| <&[u8; 8]>::try_from(c).ok()) {
+            let mut special = 0u32;
+            for (k, &b) in chunk.iter().enumerate() {
+                special |= u32::from(SPECIAL[usize::from(b)]) << k;
+            }
+            if special != 0 {
+                return at - self.i + special.trailing_zeros() as usize;
+            }
+            at += 8;
+        }
+        let rest = self.s.get(at..).unwrap_or_default();
+        at - self.i + rest.iter().position(|&b| SPECIAL[usize::from(b)]).unwrap_or(rest.len())
     }
 
     /// The length of the run of bytes from here that `ends` does not end (it ends only at

@@ -73,8 +73,39 @@ pub struct Parsed<'t> {
     stdins: BTreeMap<u32, u32>,
     /// While reading, the names past the first [`FEW_NAMES`], indexed.
     lookup: BTreeMap<Box<[u8]>, u32>,
-    /// Whether words may be taken whole ([`parse_the_long_way`]).
+    /// Whether words may be taken whole and programs settled from memory
+    /// ([`parse_the_long_way`]).
     shortcuts: bool,
+    /// The last [`SETTLED`] first words that were plain programs ([`Settled`]), and how many
+    /// were remembered in all (the next one replaces the oldest).
+    settled: [Settled; SETTLED],
+    remembered: usize,
+}
+
+/// How many plain programs a reading remembers.
+const SETTLED: usize = 8;
+
+/// A command's first word that was its program (not a reserved word, an assignment or a
+/// wrapper) and runs nothing inline, as a number ([`first_key`]), with its name's
+/// index in `Parsed::names`: a command that begins with the same word settles alike whatever follows, and
+/// a script runs the same few programs over and over.
+#[derive(Clone, Copy, Debug, Default)]
+struct Settled {
+    key: u128,
+    name: u32,
+}
+
+/// A word of 1 to 15 bytes as a number, its length in the top byte (so that no two words share
+/// one); `None` for another.
+fn first_key(word: &[u8]) -> Option<u128> {
+    if word.is_empty() || word.len() > 15 {
+        return None;
+    }
+    let mut key = (word.len() as u128) << 120;
+    for (i, &b) in word.iter().enumerate() {
+        key |= u128::from(b) << (8 * i);
+    }
+    Some(key)
 }
 
 /// A program's name: a span of the reading's text, with its first bytes as a number (most names
@@ -399,6 +430,18 @@ impl Parsed<'_> {
         }
         self.names.push(Name { first, text, commands: Span::default() });
         at
+    }
+
+    /// The name of the plain program whose first word is `key`, when remembered.
+    fn settled(&self, key: u128) -> Option<u32> {
+        let known = &self.settled[..self.remembered.min(SETTLED)];
+        known.iter().find(|s| s.key == key).map(|s| s.name)
+    }
+
+    /// Remembers that the first word `key` is a plain program named `name`.
+    fn remember(&mut self, key: u128, name: u32) {
+        self.settled[self.remembered % SETTLED] = Settled { key, name };
+        self.remembered += 1;
     }
 
     /// Puts the names in order, each with its commands.
@@ -912,9 +955,57 @@ mod tests {
     fn the_shortcuts_read_alike() {
         // Texts made of the bytes that matter to the reader, from a fixed seed.
         let pieces = [
-            "a", "rm", "-rf", "/", " ", " ", "\t", "\n", ";", "|", "&", "(", ")", "<", ">", "'",
-            "\"", "`", "\\", "$", "$(", "${", "=", "#", "'a b'", "\"x y\"", "''", "\"\"", "é",
-            "sudo", "bash -c ", "<<EOF\n", "EOF", "x=1", "\\\n", "'it''s'", "`$x`",
+            "a",
+            "rm",
+            "-rf",
+            "/",
+            " ",
+            " ",
+            "\t",
+            "\n",
+            ";",
+            "|",
+            "&",
+            "(",
+            ")",
+            "<",
+            ">",
+            "'",
+            "\"",
+            "`",
+            "\\",
+            "$",
+            "$(",
+            "${",
+            "=",
+            "#",
+            "'a b'",
+            "\"x y\"",
+            "''",
+            "\"\"",
+            "é",
+            "sudo",
+            "bash -c ",
+            "<<EOF\n",
+            "EOF",
+            "x=1",
+            "\\\n",
+            "'it''s'",
+            "`$x`",
+            // Programs met again (remembered once settled) and words that settle otherwise.
+            "git",
+            "Git",
+            "command",
+            "-v",
+            "xargs",
+            "echo",
+            "do",
+            "if",
+            "sh",
+            "python",
+            "git.exe",
+            "/bin/git",
+            "a-very-long-program-name",
         ];
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut next = |below: usize| {
@@ -934,6 +1025,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn programs_met_again_settle_alike() {
+        // The first reading of each settles it; the later ones are remembered, and must read
+        // as they would have: a word that is not a plain program first is never remembered.
+        let text = "git status; command -v git; command git push -f; command -v rm; \
+                    command rm -rf /; echo x | sh; echo y | sh; sh -c 'rm -rf /'; do; \
+                    do rm -rf /; Git RESET --hard; git reset --hard; echo 'DROP TABLE t' | psql; \
+                    echo 'DROP TABLE u' | psql; x=1 git clean -fdx; x=1; x=1 rm -rf /etc";
+        let parsed = parse(text, Dialect::Posix);
+        assert_eq!(parsed.describe(), parse_the_long_way(text, Dialect::Posix).describe());
+        let names: Vec<&str> = parsed.commands().map(|c| c.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "git", "command", "git", "command", "rm", "echo", "sh", "echo", "sh", "sh", "",
+                "rm", "Git", "git", "echo", "psql", "echo", "psql", "git", "", "rm",
+                // What the shells run, read after the line: `x`, `y`, `rm -rf /`.
+                "x", "y", "rm"
+            ]
+        );
+        let stdins: Vec<Option<&str>> = parsed.commands().map(|c| c.stdin()).collect();
+        assert_eq!(stdins[15], Some("DROP TABLE t"));
+        assert_eq!(stdins[17], Some("DROP TABLE u"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::names::{
     FIND_EXEC, basename, is_assignment, is_reserved, is_shell, lowercase, name_range, runs_inline,
     wrapper_named,
 };
-use super::{Command, Parsed, Span, index, quote, some};
+use super::{Command, Parsed, Span, first_key, index, quote, some};
 
 /// What an inline shell runs.
 pub(super) enum Inline {
@@ -57,7 +57,21 @@ pub(super) fn feed(parsed: &mut Parsed, index: usize) {
 /// Finds command `index`'s program past assignments and wrappers; says what it runs inline.
 pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     let (words, stdin) = (parsed.commands[index].words.range(), parsed.stdin(index));
-    let (i, xargs) = program_of(parsed, words.clone()).unwrap_or_else(|query| (query, false));
+    let first = if parsed.shortcuts && words.start < words.end {
+        first_key(parsed.word(words.start).as_bytes())
+    } else {
+        None
+    };
+    if let Some(name) = first.and_then(|key| parsed.settled(key)) {
+        let raw = &mut parsed.commands[index];
+        raw.program = self::index(words.start);
+        raw.name = name;
+        return None;
+    }
+    let found = program_of(parsed, words.clone());
+    // Its first word is its program: nothing skipped, no question asked (`command -v`).
+    let plain = found == Ok((words.start, false));
+    let (i, xargs) = found.unwrap_or_else(|query| (query, false));
     parsed.commands[index].program = self::index(i.min(words.end));
     let Some(&word) = parsed.words.get(i).filter(|_| i < words.end) else {
         parsed.commands[index].name = parsed.name_index(Span::default());
@@ -84,6 +98,9 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
             "`{name}` runs something inline: name it in INLINE_NAMES"
         );
         if !(xargs && stdin.is_some()) {
+            if plain && let Some(key) = first {
+                parsed.remember(key, parsed.commands[index].name);
+            }
             return None;
         }
     }
