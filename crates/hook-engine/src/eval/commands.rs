@@ -121,8 +121,9 @@ impl<'a> Engine<'a> {
             // (`shell::max_word_bytes`); charged as done: the text read, the words made and kept.
             let len = text.len();
             let commands = shell::parse(text, dialect);
-            effort.scan(len.saturating_add(commands.word_bytes()))?;
-            effort.keep(commands.word_bytes())?;
+            let words = commands.word_bytes();
+            effort.scan(len.saturating_add(words))?;
+            effort.keep(words)?;
             parsed.push(Text::new(commands));
         }
         let parsed = std::rc::Rc::new(parsed);

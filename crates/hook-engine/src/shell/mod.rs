@@ -86,24 +86,24 @@ pub struct Parsed<'t> {
 const SETTLED: usize = 8;
 
 /// A command's first word that was its program (not a reserved word, an assignment or a
-/// wrapper) and runs nothing inline, as a number ([`first_key`]), with its name's
-/// index in `Parsed::names`: a command that begins with the same word settles alike whatever follows, and
-/// a script runs the same few programs over and over.
+/// wrapper) and runs nothing inline, as a number ([`first_key`]), with its name's index in
+/// `Parsed::names`: a command that begins with the same word settles alike whatever follows,
+/// and a script runs the same few programs over and over.
 #[derive(Clone, Copy, Debug, Default)]
 struct Settled {
-    key: u128,
+    key: u64,
     name: u32,
 }
 
-/// A word of 1 to 15 bytes as a number, its length in the top byte (so that no two words share
-/// one); `None` for another.
-fn first_key(word: &[u8]) -> Option<u128> {
-    if word.is_empty() || word.len() > 15 {
+/// A word of 1 to 7 bytes as a number, its length in the top byte (so that no two words share
+/// one); `None` for another (most programs' names are that short).
+fn first_key(word: &[u8]) -> Option<u64> {
+    if word.is_empty() || word.len() > 7 {
         return None;
     }
-    let mut key = (word.len() as u128) << 120;
+    let mut key = (word.len() as u64) << 56;
     for (i, &b) in word.iter().enumerate() {
-        key |= u128::from(b) << (8 * i);
+        key |= u64::from(b) << (8 * i);
     }
     Some(key)
 }
@@ -433,13 +433,13 @@ impl Parsed<'_> {
     }
 
     /// The name of the plain program whose first word is `key`, when remembered.
-    fn settled(&self, key: u128) -> Option<u32> {
+    fn settled(&self, key: u64) -> Option<u32> {
         let known = &self.settled[..self.remembered.min(SETTLED)];
         known.iter().find(|s| s.key == key).map(|s| s.name)
     }
 
     /// Remembers that the first word `key` is a plain program named `name`.
-    fn remember(&mut self, key: u128, name: u32) {
+    fn remember(&mut self, key: u64, name: u32) {
         self.settled[self.remembered % SETTLED] = Settled { key, name };
         self.remembered += 1;
     }
