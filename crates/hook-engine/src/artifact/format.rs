@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 14;
+pub const FORMAT_VERSION: u32 = 15;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -34,6 +34,13 @@ pub mod header {
 
 /// The length of one section-table entry: kind, offset, length, reserved (u32 each).
 pub const SECTION_ENTRY_LEN: usize = 16;
+
+/// The words of one entry of a matcher section (globs, regexes), after its count: the
+/// automaton's offset and length (from the end of the table), flags (a regex's: its reverse
+/// automaton's index + 1, 0 for none), the source's string, and the offset and length of the
+/// literal every match contains (a regex's; length 0: none). The automata and literals follow
+/// the table, padded to 8 bytes.
+pub const MATCHER_ENTRY: usize = 7;
 
 /// Sections are aligned to this many bytes (serialized DFAs need `u32` alignment).
 pub const ALIGN: usize = 8;

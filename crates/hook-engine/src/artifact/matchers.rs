@@ -12,8 +12,8 @@ use regex_automata::{Anchored, Input};
 use super::effort::Effort;
 use super::reader::{ArtifactError, word};
 
-/// Words per matcher entry: DFA offset, DFA length, flags, source offset, source length.
-const ENTRY: usize = 5;
+/// Words per matcher entry ([`MATCHER_ENTRY`](super::format::MATCHER_ENTRY)).
+const ENTRY: usize = super::format::MATCHER_ENTRY;
 
 /// An automaton read from the artifact, shared by the rules that use it.
 type Shared<'a> = Rc<DFA<&'a [u8]>>;
@@ -95,6 +95,9 @@ impl<'a> Matchers<'a> {
         effort: &Effort,
     ) -> Result<bool, ArtifactError> {
         effort.scan(text.len())?;
+        if !self.may_match(index, text)? {
+            return Ok(false);
+        }
         let dfa =
             self.dfa(index, effort)?.ok_or(ArtifactError::Malformed("regex without automaton"))?;
         match dfa.try_search_fwd(&Input::new(text)) {
@@ -117,6 +120,10 @@ impl<'a> Matchers<'a> {
         max: usize,
         effort: &Effort,
     ) -> Result<Vec<Range<usize>>, ArtifactError> {
+        if !self.may_match(index, text)? {
+            effort.scan(text.len())?;
+            return Ok(Vec::new());
+        }
         let forward =
             self.dfa(index, effort)?.ok_or(ArtifactError::Malformed("regex without automaton"))?;
         let reverse = self.entry_word(index, 2)?.checked_sub(1);
@@ -164,6 +171,24 @@ impl<'a> Matchers<'a> {
             };
         }
         Ok(spans)
+    }
+
+    /// Whether regex `index` may match in `text`: whether the text holds the literal every
+    /// match contains (the compiler's `regex_literal`), when the regex has one. A search for a
+    /// literal costs a fraction of an automaton's, and an automaton not searched is not read.
+    fn may_match(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
+        let len = self.entry_word(index, 6)? as usize;
+        if len == 0 {
+            return Ok(true);
+        }
+        let start = self.blobs + self.entry_word(index, 5)? as usize;
+        let bytes = self
+            .section
+            .get(start..start.saturating_add(len))
+            .ok_or(ArtifactError::Malformed("matcher literal bounds"))?;
+        let literal =
+            std::str::from_utf8(bytes).map_err(|_| ArtifactError::Malformed("matcher literal"))?;
+        Ok(text.contains(literal))
     }
 
     /// Word `word` of matcher `index`'s entry.

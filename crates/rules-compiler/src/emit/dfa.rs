@@ -4,6 +4,7 @@
 //! serialized little-endian and read in place by `hook_engine` with `DFA::from_bytes`
 //! (validated, zero-copy).
 
+use hook_engine::artifact::format::MATCHER_ENTRY;
 use regex_automata::MatchKind;
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
@@ -135,17 +136,68 @@ fn ascii_word_boundaries(hir: &Hir) -> Hir {
     }
 }
 
-/// A matcher section: `[count, (offset, length, flags, source offset, source length) × count]`,
-/// then the DFAs, each at a word-aligned offset from the section's start.
+/// A text every match of the regex `pattern` contains (the longest such run of literal
+/// characters the regex requires), if it has one: a hook that does not find it in a text knows
+/// the regex does not match there without running the automaton.
+///
+/// Only what every match must hold counts: a literal of the regex's top-level sequence (or
+/// inside a group or a repetition of at least one); an alternation, a class, or anything
+/// optional requires nothing. Case-insensitive letters are classes, so `(?i)` words give none.
+pub(crate) fn regex_literal(pattern: &str) -> Option<String> {
+    let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
+    let bytes = required(&hir)?;
+    String::from_utf8(bytes).ok().filter(|literal| !literal.is_empty())
+}
+
+/// The longest literal every match of `hir` contains.
+fn required(hir: &Hir) -> Option<Vec<u8>> {
+    fn longer(best: Option<Vec<u8>>, other: Option<Vec<u8>>) -> Option<Vec<u8>> {
+        match (best, other) {
+            (Some(a), Some(b)) => Some(if b.len() > a.len() { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+    match hir.kind() {
+        HirKind::Literal(literal) => Some(literal.0.to_vec()),
+        HirKind::Capture(capture) => required(&capture.sub),
+        HirKind::Repetition(repetition) if repetition.min >= 1 => required(&repetition.sub),
+        HirKind::Concat(parts) => {
+            // Literal parts side by side make one run (the parser joins most of them already).
+            let mut best = None;
+            let mut run = Vec::new();
+            for part in parts {
+                if let HirKind::Literal(literal) = part.kind() {
+                    run.extend_from_slice(&literal.0);
+                    continue;
+                }
+                best = longer(best, Some(std::mem::take(&mut run)).filter(|r| !r.is_empty()));
+                best = longer(best, required(part));
+            }
+            longer(best, Some(run).filter(|r| !r.is_empty()))
+        }
+        _ => None,
+    }
+}
+
+/// A matcher section: `[count, entry × count]` (`MATCHER_ENTRY` words each: offset, length,
+/// flags, source offset, source length, literal offset, literal length), then the DFAs, each
+/// at a word-aligned offset from the section's start, and the literals.
 #[derive(Debug, Default)]
 pub(crate) struct MatcherSection {
-    entries: Vec<[u32; 5]>,
+    entries: Vec<[u32; MATCHER_ENTRY]>,
     blobs: Vec<u8>,
 }
 
 impl MatcherSection {
-    /// Adds a matcher: its DFA (if any), flags, and source string reference; returns its index.
-    pub(crate) fn push(&mut self, dfa: Option<&[u8]>, flags: u32, source: (u32, u32)) -> u32 {
+    /// Adds a matcher: its DFA (if any), flags, source string reference, and the literal every
+    /// match contains (empty: none); returns its index.
+    pub(crate) fn push(
+        &mut self,
+        dfa: Option<&[u8]>,
+        flags: u32,
+        source: (u32, u32),
+        literal: &str,
+    ) -> u32 {
         let (offset, len) = match dfa {
             Some(bytes) => {
                 while !self.blobs.len().is_multiple_of(8) {
@@ -157,7 +209,10 @@ impl MatcherSection {
             }
             None => (0, 0),
         };
-        self.entries.push([offset, len, flags, source.0, source.1]);
+        let literal_at = to_u32(self.blobs.len());
+        self.blobs.extend_from_slice(literal.as_bytes());
+        let literal_len = to_u32(literal.len());
+        self.entries.push([offset, len, flags, source.0, source.1, literal_at, literal_len]);
         to_u32(self.entries.len() - 1)
     }
 
@@ -189,5 +244,35 @@ impl MatcherSection {
         }
         bytes.extend_from_slice(&self.blobs);
         bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::regex_literal;
+
+    #[test]
+    fn a_regex_literal_is_what_every_match_contains() {
+        let cases = [
+            (r"(?:^|\s)@dev\b", Some("@dev")),
+            (r"\brm\s+-rf\s+/", Some("-rf")),
+            (r"git\s+push\s+.*--force(\s|$)", Some("--force")),
+            (r"(?:ab)+c", Some("ab")),
+            (r"(ab)+cde", Some("cde")),
+            (r"x{2,}yz", Some("yz")),
+            (r"\bcafé\b", Some("café")),
+            (r"[\p{Hangul}]+기억해", Some("기억해")),
+            // Optional, alternative or case-insensitive text requires nothing.
+            (r"(?:ab)?c", Some("c")),
+            (r"(?:ab)*", None),
+            (r"foo|bar", None),
+            (r"(?i)drop\s+table", None),
+            (r"\w+", None),
+            (r"", None),
+            (r"(", None),
+        ];
+        for (pattern, literal) in cases {
+            assert_eq!(regex_literal(pattern).as_deref(), literal, "{pattern}");
+        }
     }
 }

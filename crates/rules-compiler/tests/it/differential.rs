@@ -273,6 +273,11 @@ fn regexes_agree_with_regex_using_ascii_word_boundaries() {
         r"[\p{Greek}]+",
         r"curl[^|]*\|\s*(ba)?sh",
         r"\bcafé\b",
+        // Literals every match holds, found inside groups and repetitions, and next to a
+        // look-around (the hooks search for them before running an automaton).
+        r"(?:^|\s)@dev\b",
+        r"(?:ab)+c|x{2,}yz",
+        r"(a(-rf))+\s",
     ];
     let rules: Vec<Rule> = patterns
         .iter()
@@ -307,6 +312,12 @@ fn regexes_agree_with_regex_using_ascii_word_boundaries() {
         " ",
         "x",
         "--force-with-lease",
+        "@dev",
+        "x@dev",
+        "@devs",
+        "ababc",
+        "xxyz",
+        "a-rfa-rf",
     ];
     let mut rng = Rng(3);
     let (mut cases, mut hits) = (0, 0);

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use hook_engine::artifact::format::{HEADER_LEN, SECTION_ENTRY_LEN, Section, header, rule};
+use hook_engine::artifact::format::{
+    HEADER_LEN, MATCHER_ENTRY, SECTION_ENTRY_LEN, Section, header, rule,
+};
 use hook_engine::artifact::{AlignedBytes, Artifact, ArtifactError, checksum};
 use hook_engine::{Engine, Evaluation, Facts, Mode, SessionState};
 use hook_model::EventKind;
@@ -262,10 +264,12 @@ fn every_rule_repeating_one_automaton_runs_out_of_effort() {
     // Every regex table entry is one automaton, read again for each index.
     let (regexes, _) = section(&good, Section::Regexes);
     let count = get(&good, regexes) as usize;
-    let first = (get(&good, regexes + 4), get(&good, regexes + 8));
-    for i in 1..count {
-        put(&mut bytes, regexes + (1 + i * 5) * 4, first.0);
-        put(&mut bytes, regexes + (1 + i * 5 + 1) * 4, first.1);
+    // The first entry's automaton and literal (words 0, 1, 5, 6) copied into every other.
+    for word in [0, 1, 5, 6] {
+        let first = get(&good, regexes + (1 + word) * 4);
+        for i in 1..count {
+            put(&mut bytes, regexes + (1 + i * MATCHER_ENTRY + word) * 4, first);
+        }
     }
     let crafted = seal(bytes);
     // Regex 0 runs once per text however many rules name it (3,000 scans of the command
