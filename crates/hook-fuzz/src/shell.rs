@@ -314,6 +314,9 @@ const TEXT: usize = 256;
 /// Bits for the prefixes of a text of at most [`TEXT`] bytes: bit `j` for its first `j` bytes.
 type Prefixes = [u64; TEXT / 64 + 1];
 
+/// No prefix.
+const NONE: Prefixes = [0; TEXT / 64 + 1];
+
 /// A plain glob matcher to check `glob` against, independent of it: `*` any text, `?` one
 /// byte, `\*`, `\?` and `\\` the character itself, other bytes themselves ignoring ASCII
 /// case. It keeps the set of the text's prefixes that the pattern read so far matches, as bits,
@@ -332,11 +335,11 @@ impl Reference {
     /// When `text` is longer than [`TEXT`].
     fn new(text: &[u8]) -> Reference {
         assert!(text.len() <= TEXT, "a reference text of {} bytes", text.len());
-        let mut at = Box::new([[0; TEXT / 64 + 1]; 256]);
+        let mut at = Box::new([NONE; 256]);
         for (j, &b) in text.iter().enumerate() {
             at[usize::from(b.to_ascii_lowercase())][j / 64] |= 1 << (j % 64);
         }
-        let mut bytes: Prefixes = [0; TEXT / 64 + 1];
+        let mut bytes = NONE;
         for j in 0..text.len() {
             bytes[j / 64] |= 1 << (j % 64);
         }
@@ -344,7 +347,7 @@ impl Reference {
     }
 
     fn matches(&self, pattern: &[u8]) -> bool {
-        let mut row: Prefixes = [0; TEXT / 64 + 1];
+        let mut row = NONE;
         row[0] = 1;
         let mut p = 0;
         while p < pattern.len() {
@@ -364,7 +367,7 @@ impl Reference {
                 None => match row.iter().position(|&w| w != 0) {
                     None => row,
                     Some(i) => {
-                        let mut next = [0; TEXT / 64 + 1];
+                        let mut next = NONE;
                         next[i] = !0 << row[i].trailing_zeros();
                         next[i + 1..].fill(!0);
                         next
@@ -374,7 +377,7 @@ impl Reference {
                 Some(c) => {
                     let here =
                         c.map_or(&self.bytes, |c| &self.at[usize::from(c.to_ascii_lowercase())]);
-                    let mut next = [0; TEXT / 64 + 1];
+                    let mut next = NONE;
                     let mut carry = 0;
                     for (i, word) in next.iter_mut().enumerate() {
                         let both = row[i] & here[i];
