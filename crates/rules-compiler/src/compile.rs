@@ -15,8 +15,8 @@ use hook_engine::command::Pattern;
 use hook_model::EventKind;
 
 use crate::emit::{
-    MatcherSection, Writer, fnv1a, glob_dfa, keyword_section, regex_dfa, regex_literal,
-    regex_reverse_dfa,
+    MatcherSection, Writer, encode_prefilter, fnv1a, glob_dfa, keyword_section, regex_dfa,
+    regex_prefilter, regex_reverse_dfa,
 };
 use crate::error::Error;
 use crate::model::{Once, RecallFrom, Rule, StateSet, StateUnset, ToolMatcher};
@@ -402,7 +402,7 @@ impl<'r> Emitter<'r> {
                 }
                 let dfa = glob_dfa(g)?;
                 let source = self.w.str(g);
-                let id = self.globs.push(Some(&dfa), 0, (source.offset, source.len), "");
+                let id = self.globs.push(Some(&dfa), 0, (source.offset, source.len), &[]);
                 self.glob_ids.insert(g.clone(), id);
                 Ok(id)
             })
@@ -418,8 +418,8 @@ impl<'r> Emitter<'r> {
             None => {
                 let dfa = regex_dfa(pattern)?;
                 let source = self.w.str(pattern);
-                let literal = regex_literal(pattern).unwrap_or_default();
-                let id = self.regexes.push(Some(&dfa), 0, (source.offset, source.len), &literal);
+                let prefilter = encode_prefilter(&regex_prefilter(pattern));
+                let id = self.regexes.push(Some(&dfa), 0, (source.offset, source.len), &prefilter);
                 self.regex_ids.insert(pattern, id);
                 id
             }
@@ -427,7 +427,7 @@ impl<'r> Emitter<'r> {
         if spans && self.regexes.flags(id) == 0 {
             let reverse = regex_reverse_dfa(pattern)?;
             let source = self.w.str(pattern);
-            let at = self.regexes.push(Some(&reverse), 0, (source.offset, source.len), "");
+            let at = self.regexes.push(Some(&reverse), 0, (source.offset, source.len), &[]);
             self.regexes.set_flags(id, at + 1);
         }
         Ok(id)

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 15;
+pub const FORMAT_VERSION: u32 = 16;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -38,9 +38,27 @@ pub const SECTION_ENTRY_LEN: usize = 16;
 /// The words of one entry of a matcher section (globs, regexes), after its count: the
 /// automaton's offset and length (from the end of the table), flags (a regex's: its reverse
 /// automaton's index + 1, 0 for none), the source's string, and the offset and length of the
-/// literal every match contains (a regex's; length 0: none). The automata and literals follow
-/// the table, padded to 8 bytes.
+/// regex's prefilter (length 0: none). The automata and prefilters follow the table, padded to
+/// 8 bytes.
 pub const MATCHER_ENTRY: usize = 7;
+
+/// A regex's prefilter: the texts of which every match contains one (at most [`NEEDLES`]
+/// of them), each a marker byte followed by its UTF-8 text (from 1 to [`NEEDLE_LEN`] bytes).
+/// UTF-8 never holds the markers' bytes, so a needle ends where the next marker or the
+/// prefilter does.
+///
+/// [`NEEDLES`]: prefilter::NEEDLES
+/// [`NEEDLE_LEN`]: prefilter::NEEDLE_LEN
+pub mod prefilter {
+    /// Marks a needle found as it is.
+    pub const EXACT: u8 = 0xFF;
+    /// Marks a needle found with its ASCII letters in either case (stored in lower case).
+    pub const FOLDED: u8 = 0xFE;
+    /// The most needles a prefilter holds.
+    pub const NEEDLES: usize = 8;
+    /// The longest needle, in bytes (a longer literal is cut: what holds it holds its start).
+    pub const NEEDLE_LEN: usize = 32;
+}
 
 /// Sections are aligned to this many bytes (serialized DFAs need `u32` alignment).
 pub const ALIGN: usize = 8;

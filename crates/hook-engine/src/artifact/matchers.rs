@@ -10,6 +10,7 @@ use regex_automata::dfa::sparse::DFA;
 use regex_automata::{Anchored, Input};
 
 use super::effort::Effort;
+use super::format::prefilter;
 use super::reader::{ArtifactError, word};
 
 /// Words per matcher entry ([`MATCHER_ENTRY`](super::format::MATCHER_ENTRY)).
@@ -95,7 +96,7 @@ impl<'a> Matchers<'a> {
         effort: &Effort,
     ) -> Result<bool, ArtifactError> {
         effort.scan(text.len())?;
-        if !self.may_match(index, text)? {
+        if !self.may_match(index, text, effort)? {
             return Ok(false);
         }
         let dfa =
@@ -120,7 +121,7 @@ impl<'a> Matchers<'a> {
         max: usize,
         effort: &Effort,
     ) -> Result<Vec<Range<usize>>, ArtifactError> {
-        if !self.may_match(index, text)? {
+        if !self.may_match(index, text, effort)? {
             effort.scan(text.len())?;
             return Ok(Vec::new());
         }
@@ -173,22 +174,55 @@ impl<'a> Matchers<'a> {
         Ok(spans)
     }
 
-    /// Whether regex `index` may match in `text`: whether the text holds the literal every
-    /// match contains (the compiler's `regex_literal`), when the regex has one. A search for a
-    /// literal costs a fraction of an automaton's, and an automaton not searched is not read.
-    fn may_match(&self, index: u32, text: &str) -> Result<bool, ArtifactError> {
+    /// Whether regex `index` may match in `text`: whether the text holds one of the needles of
+    /// the regex's prefilter (the compiler's `regex_prefilter`), when it has one. A search for
+    /// a few bytes costs a fraction of an automaton's, and an automaton not searched is not
+    /// read.
+    ///
+    /// The caller has charged one scan of the text; each needle beyond the first costs one
+    /// more, and a folded one a scan per 8 of its bytes (what comparing it may cost at each
+    /// byte of a crafted text).
+    fn may_match(&self, index: u32, text: &str, effort: &Effort) -> Result<bool, ArtifactError> {
         let len = self.entry_word(index, 6)? as usize;
         if len == 0 {
             return Ok(true);
         }
         let start = self.blobs + self.entry_word(index, 5)? as usize;
-        let bytes = self
+        let mut rest = self
             .section
             .get(start..start.saturating_add(len))
-            .ok_or(ArtifactError::Malformed("matcher literal bounds"))?;
-        let literal =
-            std::str::from_utf8(bytes).map_err(|_| ArtifactError::Malformed("matcher literal"))?;
-        Ok(text.contains(literal))
+            .ok_or(ArtifactError::Malformed("matcher prefilter bounds"))?;
+        let malformed = || ArtifactError::Malformed("matcher prefilter");
+        let mut scans_left = 1;
+        let mut needles = 0;
+        while let Some((&marker, tail)) = rest.split_first() {
+            let end = tail.iter().position(|&b| b >= prefilter::FOLDED).unwrap_or(tail.len());
+            let (needle, next) = tail.split_at(end);
+            needles += 1;
+            if marker < prefilter::FOLDED
+                || needle.is_empty()
+                || needle.len() > prefilter::NEEDLE_LEN
+                || needles > prefilter::NEEDLES
+            {
+                return Err(malformed());
+            }
+            let folded = marker == prefilter::FOLDED;
+            let scans = if folded { needle.len().div_ceil(8) } else { 1 };
+            if scans > scans_left {
+                effort.scan(text.len().saturating_mul(scans - scans_left))?;
+            }
+            scans_left = 0;
+            let found = if folded {
+                contains_folded(text.as_bytes(), needle)
+            } else {
+                text.contains(std::str::from_utf8(needle).map_err(|_| malformed())?)
+            };
+            if found {
+                return Ok(true);
+            }
+            rest = next;
+        }
+        Ok(false)
     }
 
     /// Word `word` of matcher `index`'s entry.
@@ -247,5 +281,148 @@ impl<'a> Matchers<'a> {
         };
         let (dfa, _) = read.map_err(|_| ArtifactError::Malformed("matcher automaton"))?;
         Ok(Some(dfa))
+    }
+}
+
+/// Whether `haystack` holds `needle` (lower case) with its ASCII letters in either case.
+///
+/// Looks for the needle's rarest byte first, eight bytes at a time, then compares the rest.
+fn contains_folded(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((anchor, &byte)) = needle.iter().enumerate().max_by_key(|&(i, &b)| (rarity(b), !i))
+    else {
+        return true;
+    };
+    // A letter's two cases differ by one bit: set it, and both are the lower case.
+    let fold = if byte.is_ascii_lowercase() { 0x20 } else { 0 };
+    let Some(last) = haystack.len().checked_sub(needle.len() - anchor) else {
+        return false;
+    };
+    let mut at = anchor;
+    while let Some(found) = find_byte(haystack, at, byte, fold) {
+        if found > last {
+            return false;
+        }
+        let start = found - anchor;
+        if haystack[start..start + needle.len()].eq_ignore_ascii_case(needle) {
+            return true;
+        }
+        at = found + 1;
+    }
+    false
+}
+
+/// Where `byte` is first in `haystack` from `from`, once each byte's bits `fold` are set.
+fn find_byte(haystack: &[u8], from: usize, byte: u8, fold: u8) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let wanted = ONES * u64::from(byte);
+    let folds = ONES * u64::from(fold);
+    let rest = haystack.get(from..)?;
+    let mut chunks = rest.chunks_exact(8);
+    for (i, chunk) in chunks.by_ref().enumerate() {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let x = (u64::from_le_bytes(word) | folds) ^ wanted;
+        // The lowest byte of `x` that is zero sets its high bit here (higher ones may too).
+        let zeros = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zeros != 0 {
+            return Some(from + i * 8 + (zeros.trailing_zeros() / 8) as usize);
+        }
+    }
+    let tail = chunks.remainder();
+    let position = tail.iter().position(|&b| b | fold == byte)?;
+    Some(haystack.len() - tail.len() + position)
+}
+
+/// How rarely a byte is in text, roughly (English letters by frequency; space the least rare).
+fn rarity(byte: u8) -> u8 {
+    match byte {
+        b' ' => 0,
+        b'e' | b't' | b'a' | b'o' | b'i' | b'n' => 1,
+        b's' | b'h' | b'r' | b'd' | b'l' => 2,
+        b'c' | b'u' | b'm' | b'w' | b'f' | b'g' | b'y' | b'p' | 0x80.. => 3,
+        b'b' | b'v' => 4,
+        _ => 5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Effort, Matchers, contains_folded, prefilter};
+    use crate::artifact::format::MATCHER_ENTRY;
+    use crate::artifact::reader::ArtifactError;
+
+    /// A section of one regex without an automaton, whose prefilter is `bytes`.
+    fn section(bytes: &[u8]) -> Vec<u8> {
+        let mut entry = [0_u32; MATCHER_ENTRY];
+        entry[6] = u32::try_from(bytes.len()).unwrap();
+        let mut section: Vec<u8> =
+            [1].iter().chain(&entry).flat_map(|w: &u32| w.to_le_bytes()).collect();
+        section.resize(section.len().next_multiple_of(8), 0);
+        section.extend_from_slice(bytes);
+        section
+    }
+
+    fn matches(prefilter: &[u8], text: &str) -> Result<bool, ArtifactError> {
+        let section = section(prefilter);
+        let matchers = Matchers::new(&section, false)?;
+        matchers.regex_matches(0, text, &Effort::for_artifact(section.len()))
+    }
+
+    #[test]
+    fn a_text_without_any_needle_is_answered_without_the_automaton() {
+        let (exact, folded) = (prefilter::EXACT, prefilter::FOLDED);
+        let needles = [&[exact][..], b"rm -rf", &[folded], b"drop", &[exact], "기억".as_bytes()];
+        let needles = needles.concat();
+        for text in ["", "rm -r f", "DRO P", "기 억", "ｄrop"] {
+            assert_eq!(matches(&needles, text), Ok(false), "{text}");
+        }
+        // With a needle there, the automaton is read: this entry has none.
+        for text in ["x rm -rf /", "DROP", "dRoP table", "기억해", "a drop"] {
+            let error = ArtifactError::Malformed("regex without automaton");
+            assert_eq!(matches(&needles, text), Err(error), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_crafted_prefilter_is_refused() {
+        let (exact, folded) = (prefilter::EXACT, prefilter::FOLDED);
+        let long = vec![b'a'; prefilter::NEEDLE_LEN + 1];
+        let many: Vec<u8> = (0..=prefilter::NEEDLES)
+            .flat_map(|i| [folded, b'a' + u8::try_from(i).unwrap()])
+            .collect();
+        let crafted: [&[u8]; 6] = [
+            b"abc",
+            &[exact],
+            &[exact, exact, b'a'],
+            &[[exact].as_slice(), &long].concat(),
+            &many,
+            &[exact, 0xC3],
+        ];
+        for prefilter in crafted {
+            let error = ArtifactError::Malformed("matcher prefilter");
+            assert_eq!(matches(prefilter, "zzz"), Err(error), "{prefilter:?}");
+        }
+    }
+
+    #[test]
+    fn folded_search_agrees_with_comparing_every_window() {
+        let alphabet: &[u8] = b"aAbB x.";
+        let mut seed = 7_u64;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize % n
+        };
+        let mut found = 0;
+        for _ in 0..20_000 {
+            let haystack: Vec<u8> = (0..next(40)).map(|_| alphabet[next(alphabet.len())]).collect();
+            let needle: Vec<u8> = (0..=next(4))
+                .map(|_| alphabet[next(alphabet.len())].to_ascii_lowercase())
+                .collect();
+            let expected = haystack.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(&needle));
+            assert_eq!(contains_folded(&haystack, &needle), expected, "{haystack:?} {needle:?}");
+            found += usize::from(expected);
+        }
+        assert!(found > 2_000, "{found}");
     }
 }

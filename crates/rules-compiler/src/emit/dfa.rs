@@ -4,11 +4,11 @@
 //! serialized little-endian and read in place by `hook_engine` with `DFA::from_bytes`
 //! (validated, zero-copy).
 
-use hook_engine::artifact::format::MATCHER_ENTRY;
+use hook_engine::artifact::format::{MATCHER_ENTRY, prefilter};
 use regex_automata::MatchKind;
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
-use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
+use regex_syntax::hir::{Capture, Class, Hir, HirKind, Look, Repetition};
 
 use super::writer::{push_words, to_u32};
 use crate::error::{Error, MatcherKind};
@@ -136,52 +136,134 @@ fn ascii_word_boundaries(hir: &Hir) -> Hir {
     }
 }
 
-/// A text every match of the regex `pattern` contains (the longest such run of literal
-/// characters the regex requires), if it has one: a hook that does not find it in a text knows
-/// the regex does not match there without running the automaton.
+/// What every match of the regex `pattern` contains: one of a few texts (needles), if the regex
+/// has them; empty if not. A hook that finds none of them in a text knows the regex does not
+/// match there without running its automaton.
 ///
 /// Only what every match must hold counts: a literal of the regex's top-level sequence (or
-/// inside a group or a repetition of at least one); an alternation, a class, or anything
-/// optional requires nothing. Case-insensitive letters are classes, so `(?i)` words give none.
-pub(crate) fn regex_literal(pattern: &str) -> Option<String> {
-    let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
-    let bytes = required(&hir)?;
-    String::from_utf8(bytes).ok().filter(|literal| !literal.is_empty())
+/// inside a group or a repetition of at least one), or one needle from each branch of an
+/// alternation; anything optional requires nothing. A case-insensitive ASCII letter is a
+/// folded needle's letter; a class of anything else (`(?i)k` also matches the Kelvin sign)
+/// ends the needle. Of the candidates, the one whose shortest needle is the longest is kept.
+pub(crate) fn regex_prefilter(pattern: &str) -> Vec<Needle> {
+    let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(pattern) else {
+        return Vec::new();
+    };
+    required(&hir).unwrap_or_default()
 }
 
-/// The longest literal every match of `hir` contains.
-fn required(hir: &Hir) -> Option<Vec<u8>> {
-    fn longer(best: Option<Vec<u8>>, other: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        match (best, other) {
-            (Some(a), Some(b)) => Some(if b.len() > a.len() { b } else { a }),
-            (a, b) => a.or(b),
+/// One text of a regex's prefilter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Needle {
+    /// The text, in lower case if `folded`.
+    pub(crate) text: String,
+    /// Whether its ASCII letters match in either case.
+    pub(crate) folded: bool,
+}
+
+impl Needle {
+    /// A needle of `bytes` (UTF-8, since the regex is), cut to
+    /// [`prefilter::NEEDLE_LEN`] at a character boundary.
+    fn new(bytes: &[u8], folded: bool) -> Option<Needle> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut end = text.len().min(prefilter::NEEDLE_LEN);
+        while !text.is_char_boundary(end) {
+            end -= 1;
         }
+        let text = if folded { text[..end].to_ascii_lowercase() } else { text[..end].to_owned() };
+        (!text.is_empty()).then_some(Needle { text, folded })
     }
+}
+
+/// A prefilter's bytes ([`prefilter`]'s layout).
+pub(crate) fn encode_prefilter(needles: &[Needle]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for needle in needles {
+        bytes.push(if needle.folded { prefilter::FOLDED } else { prefilter::EXACT });
+        bytes.extend_from_slice(needle.text.as_bytes());
+    }
+    bytes
+}
+
+/// The needles every match of `hir` contains one of.
+fn required(hir: &Hir) -> Option<Vec<Needle>> {
     match hir.kind() {
-        HirKind::Literal(literal) => Some(literal.0.to_vec()),
+        HirKind::Literal(literal) => Some(vec![Needle::new(&literal.0, false)?]),
+        HirKind::Class(class) => Some(vec![Needle::new(&[folded_letter(class)?], true)?]),
         HirKind::Capture(capture) => required(&capture.sub),
         HirKind::Repetition(repetition) if repetition.min >= 1 => required(&repetition.sub),
         HirKind::Concat(parts) => {
-            // Literal parts side by side make one run (the parser joins most of them already).
+            // Letters side by side make one needle (folded if any of them is); an assertion
+            // matches no text, so the letters on either side of it are side by side too.
             let mut best = None;
             let mut run = Vec::new();
+            let mut folded = false;
             for part in parts {
-                if let HirKind::Literal(literal) = part.kind() {
-                    run.extend_from_slice(&literal.0);
-                    continue;
+                match part.kind() {
+                    HirKind::Literal(literal) => run.extend_from_slice(&literal.0),
+                    HirKind::Class(class) if folded_letter(class).is_some() => {
+                        run.extend(folded_letter(class));
+                        folded = true;
+                    }
+                    HirKind::Look(_) => {}
+                    _ => {
+                        let ended = Needle::new(&std::mem::take(&mut run), folded);
+                        best = better(best, ended.map(|n| vec![n]));
+                        folded = false;
+                        best = better(best, required(part));
+                    }
                 }
-                best = longer(best, Some(std::mem::take(&mut run)).filter(|r| !r.is_empty()));
-                best = longer(best, required(part));
             }
-            longer(best, Some(run).filter(|r| !r.is_empty()))
+            better(best, Needle::new(&run, folded).map(|n| vec![n]))
+        }
+        HirKind::Alternation(branches) => {
+            let mut needles: Vec<Needle> = Vec::new();
+            for branch in branches {
+                for needle in required(branch)? {
+                    if !needles.contains(&needle) {
+                        needles.push(needle);
+                    }
+                }
+            }
+            (needles.len() <= prefilter::NEEDLES).then_some(needles)
         }
         _ => None,
     }
 }
 
+/// The lower-case letter a class is, if it is one ASCII letter in either case and nothing else.
+fn folded_letter(class: &Class) -> Option<u8> {
+    let pair = match class {
+        Class::Unicode(class) => match class.ranges() {
+            [a, b] if a.start() == a.end() && b.start() == b.end() => {
+                (u8::try_from(a.start()).ok()?, u8::try_from(b.start()).ok()?)
+            }
+            _ => return None,
+        },
+        Class::Bytes(class) => match class.ranges() {
+            [a, b] if a.start() == a.end() && b.start() == b.end() => (a.start(), b.start()),
+            _ => return None,
+        },
+    };
+    (pair.0.is_ascii_uppercase() && pair.1 == pair.0.to_ascii_lowercase()).then_some(pair.1)
+}
+
+/// The better of two prefilters: the one whose shortest needle is longer (a short needle is
+/// found everywhere), then the one with fewer needles (each is one more search).
+fn better(a: Option<Vec<Needle>>, b: Option<Vec<Needle>>) -> Option<Vec<Needle>> {
+    let score = |needles: &[Needle]| {
+        let shortest = needles.iter().map(|n| n.text.len()).min().unwrap_or(0);
+        (shortest, std::cmp::Reverse(needles.len()))
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if score(&b) > score(&a) { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
 /// A matcher section: `[count, entry × count]` (`MATCHER_ENTRY` words each: offset, length,
-/// flags, source offset, source length, literal offset, literal length), then the DFAs, each
-/// at a word-aligned offset from the section's start, and the literals.
+/// flags, source offset, source length, prefilter offset, prefilter length), then the DFAs,
+/// each at a word-aligned offset from the section's start, and the prefilters.
 #[derive(Debug, Default)]
 pub(crate) struct MatcherSection {
     entries: Vec<[u32; MATCHER_ENTRY]>,
@@ -189,14 +271,14 @@ pub(crate) struct MatcherSection {
 }
 
 impl MatcherSection {
-    /// Adds a matcher: its DFA (if any), flags, source string reference, and the literal every
-    /// match contains (empty: none); returns its index.
+    /// Adds a matcher: its DFA (if any), flags, source string reference, and its prefilter's
+    /// bytes (empty: none); returns its index.
     pub(crate) fn push(
         &mut self,
         dfa: Option<&[u8]>,
         flags: u32,
         source: (u32, u32),
-        literal: &str,
+        prefilter: &[u8],
     ) -> u32 {
         let (offset, len) = match dfa {
             Some(bytes) => {
@@ -209,10 +291,10 @@ impl MatcherSection {
             }
             None => (0, 0),
         };
-        let literal_at = to_u32(self.blobs.len());
-        self.blobs.extend_from_slice(literal.as_bytes());
-        let literal_len = to_u32(literal.len());
-        self.entries.push([offset, len, flags, source.0, source.1, literal_at, literal_len]);
+        let prefilter_at = to_u32(self.blobs.len());
+        self.blobs.extend_from_slice(prefilter);
+        let prefilter_len = to_u32(prefilter.len());
+        self.entries.push([offset, len, flags, source.0, source.1, prefilter_at, prefilter_len]);
         to_u32(self.entries.len() - 1)
     }
 
@@ -249,30 +331,54 @@ impl MatcherSection {
 
 #[cfg(test)]
 mod tests {
-    use super::regex_literal;
+    use super::{Needle, regex_prefilter};
 
     #[test]
-    fn a_regex_literal_is_what_every_match_contains() {
+    fn a_regex_prefilter_is_what_every_match_contains() {
+        let exact = |text: &str| Needle { text: text.to_owned(), folded: false };
+        let folded = |text: &str| Needle { text: text.to_owned(), folded: true };
         let cases = [
-            (r"(?:^|\s)@dev\b", Some("@dev")),
-            (r"\brm\s+-rf\s+/", Some("-rf")),
-            (r"git\s+push\s+.*--force(\s|$)", Some("--force")),
-            (r"(?:ab)+c", Some("ab")),
-            (r"(ab)+cde", Some("cde")),
-            (r"x{2,}yz", Some("yz")),
-            (r"\bcafé\b", Some("café")),
-            (r"[\p{Hangul}]+기억해", Some("기억해")),
-            // Optional, alternative or case-insensitive text requires nothing.
-            (r"(?:ab)?c", Some("c")),
-            (r"(?:ab)*", None),
-            (r"foo|bar", None),
-            (r"(?i)drop\s+table", None),
-            (r"\w+", None),
-            (r"", None),
-            (r"(", None),
+            (r"(?:^|\s)@dev\b", vec![exact("@dev")]),
+            (r"\brm\s+-rf\s+/", vec![exact("-rf")]),
+            (r"git\s+push\s+.*--force(\s|$)", vec![exact("--force")]),
+            (r"(?:ab)+c", vec![exact("ab")]),
+            (r"(ab)+cde", vec![exact("cde")]),
+            (r"x{2,}yz", vec![exact("yz")]),
+            (r"\bcafé\b", vec![exact("café")]),
+            (r"[\p{Hangul}]+기억해", vec![exact("기억해")]),
+            // An assertion matches no text: the letters around it are side by side.
+            (r"foo\b-bar", vec![exact("foo-bar")]),
+            // One needle from each branch.
+            (r"foo|bar", vec![exact("foo"), exact("bar")]),
+            (
+                r"(?:하지\s?마|쓰지\s?마|기억해|앞으로)",
+                vec![exact("하지"), exact("쓰지"), exact("기억해"), exact("앞으로")],
+            ),
+            // Case-insensitive ASCII letters fold; `k` and `s` also match non-ASCII letters.
+            (r"(?i)drop\s+table", vec![folded("table")]),
+            (r"(?i)\bimplemented\b", vec![folded("implemented")]),
+            (r"(?i)\bshipped\b", vec![folded("hipped")]),
+            (r"(?i)\bpicked\b", vec![folded("pic")]),
+            (r"(?i)TIL:", vec![folded("til:")]),
+            (r"(?i)\b(?:I|we) went with\b", vec![folded(" went with")]),
+            (r"Ab(?i:c)", vec![folded("abc")]),
+            // The longest shortest needle wins, then the fewest needles.
+            (r"(?:a|b)\s+(?:cde|fgh)", vec![exact("cde"), exact("fgh")]),
+            (r"abc\s(?:abc|def)", vec![exact("abc")]),
+            // Long literals are cut at a character boundary.
+            (&"é".repeat(20), vec![exact(&"é".repeat(16))]),
+            // Optional text, classes, and too many branches require nothing.
+            (r"(?:ab)?c", vec![exact("c")]),
+            (r"(?:ab)*", vec![]),
+            (r"foo|\w+", vec![]),
+            (r"ab|cd|ef|gh|ij|kl|mn|op|qr", vec![]),
+            (r"(?i)é", vec![]),
+            (r"\w+", vec![]),
+            (r"", vec![]),
+            (r"(", vec![]),
         ];
-        for (pattern, literal) in cases {
-            assert_eq!(regex_literal(pattern).as_deref(), literal, "{pattern}");
+        for (pattern, needles) in cases {
+            assert_eq!(regex_prefilter(pattern), needles, "{pattern}");
         }
     }
 }

@@ -278,6 +278,13 @@ fn regexes_agree_with_regex_using_ascii_word_boundaries() {
         r"(?:^|\s)@dev\b",
         r"(?:ab)+c|x{2,}yz",
         r"(a(-rf))+\s",
+        // Needles from each branch of an alternation, and case-insensitive ones (`k` and `s`
+        // also match the Kelvin sign and the long s).
+        r"(?:foo|bar)baz",
+        r"(?:하지\s?마|기억해)",
+        r"(?i)\bstick(?:ed)?\b",
+        r"(?i)\bsave (?:this|that)\b",
+        r"(?i)\bwe(?:['’]ll| will) go with\b",
     ];
     let rules: Vec<Rule> = patterns
         .iter()
@@ -318,6 +325,20 @@ fn regexes_agree_with_regex_using_ascii_word_boundaries() {
         "ababc",
         "xxyz",
         "a-rfa-rf",
+        "foobaz",
+        "BARBAZ",
+        "barbaz",
+        "하지 마",
+        "하지마",
+        "기억해",
+        "STICK",
+        "sti\u{212A}",
+        "Sticked",
+        "Save That",
+        "\u{17F}ave this",
+        "We'll GO with",
+        "we will go WITH",
+        "WE’LL go with",
     ];
     let mut rng = Rng(3);
     let (mut cases, mut hits) = (0, 0);
