@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use hook_model::{EventKind, HookInput, ToolName};
 use serde_json::Value;
 
+use crate::codec::{Reader, put_option, put_str, put_u64};
 use crate::eval::tool_path;
 use crate::memory::{self, Memory};
 
@@ -104,6 +105,162 @@ impl Observed {
             }
         }
     }
+}
+
+impl Observed {
+    /// Appends its encoding (a session record's, [`crate::codec`]).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_option(out, self.title.as_deref());
+        put_option(out, self.project.as_deref());
+        for list in [&self.read, &self.edited, &self.ran, &self.failed] {
+            put_u64(out, list.len() as u64);
+            for item in list {
+                put_str(out, item);
+            }
+        }
+        put_u64(out, self.tools.len() as u64);
+        for (tool, uses) in &self.tools {
+            put_str(out, tool);
+            put_u64(out, u64::from(*uses));
+        }
+        put_u64(out, u64::from(self.commands));
+    }
+
+    /// Reads what [`Observed::encode`] wrote; `None` when `r` does not hold it.
+    pub fn decode(r: &mut Reader<'_>) -> Option<Observed> {
+        let mut o =
+            Observed { title: r.option()?.0, project: r.option()?.0, ..Observed::default() };
+        for list in [&mut o.read, &mut o.edited, &mut o.ran, &mut o.failed] {
+            *list = (0..r.count()?).map(|_| r.string()).collect::<Option<_>>()?;
+        }
+        for _ in 0..r.count()? {
+            let tool = r.string()?;
+            o.tools.insert(tool, u32::try_from(r.u64()?).ok()?);
+        }
+        o.commands = u32::try_from(r.u64()?).ok()?;
+        Some(o)
+    }
+
+    /// Passes over what [`Observed::encode`] wrote, copying nothing; `None` when `r` does not
+    /// hold it.
+    fn skip(r: &mut Reader<'_>) -> Option<()> {
+        r.skip_option()?;
+        r.skip_option()?;
+        for _ in 0..4 {
+            for _ in 0..r.count()? {
+                r.bytes()?;
+            }
+        }
+        for _ in 0..r.count()? {
+            r.bytes()?;
+            r.u64()?;
+        }
+        r.u64().map(|_| ())
+    }
+}
+
+/// A session's books as its state holds them: decoded only when an event adds to them or
+/// something reads them. Most hooks read a session's state and write it back without looking
+/// at what it did (a prompt's hook adds the title only when there is none), and decoding every
+/// path and command, then copying them with the state, was the largest part of reading it.
+#[derive(Clone, Debug, Default)]
+pub struct Books {
+    /// What was read, when it was not decoded since (`observed` is then empty).
+    encoded: Option<Vec<u8>>,
+    observed: Observed,
+}
+
+impl Books {
+    /// Passes over the books encoded at the front of `r` ([`Observed::encode`]) and keeps
+    /// them as they are; `None` when `r` does not hold them. Their strings are checked to be
+    /// UTF-8 when they are decoded (books that do not decode then read as empty).
+    pub fn read(r: &mut Reader<'_>) -> Option<Books> {
+        let start = r.0;
+        Observed::skip(r)?;
+        let encoded = start.get(..start.len() - r.0.len())?.to_vec();
+        Some(Books { encoded: Some(encoded), observed: Observed::default() })
+    }
+
+    /// Whether nothing was observed.
+    pub fn is_empty(&self) -> bool {
+        match &self.encoded {
+            Some(encoded) => encoded.is_empty(),
+            None => self.observed.is_empty(),
+        }
+    }
+
+    /// The books, decoded (a copy when they were not decoded yet).
+    pub fn get(&self) -> std::borrow::Cow<'_, Observed> {
+        match &self.encoded {
+            Some(encoded) => std::borrow::Cow::Owned(decode(encoded)),
+            None => std::borrow::Cow::Borrowed(&self.observed),
+        }
+    }
+
+    /// The books, decoded, to change.
+    pub fn get_mut(&mut self) -> &mut Observed {
+        if let Some(encoded) = self.encoded.take() {
+            self.observed = decode(&encoded);
+        }
+        &mut self.observed
+    }
+
+    /// The books, decoded.
+    pub fn into_observed(self) -> Observed {
+        match self.encoded {
+            Some(encoded) => decode(&encoded),
+            None => self.observed,
+        }
+    }
+
+    /// Adds `observation`, and `project()` as the project when the books have none.
+    ///
+    /// A prompt adds only a title, so when the books have a title and a project, it changes
+    /// nothing and they stay encoded.
+    pub fn add(&mut self, observation: Observation, project: impl FnOnce() -> Option<String>) {
+        if let (Observation::Prompt(_), Some(encoded)) = (&observation, &self.encoded) {
+            let mut r = Reader(encoded);
+            if r.skip_option() == Some(true) && r.skip_option() == Some(true) {
+                return;
+            }
+        }
+        let observed = self.get_mut();
+        observed.add(observation);
+        if observed.project.is_none() {
+            observed.project = project();
+        }
+    }
+
+    /// Appends their encoding: what was read when they were not decoded.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match &self.encoded {
+            Some(encoded) => out.extend_from_slice(encoded),
+            None => self.observed.encode(out),
+        }
+    }
+}
+
+impl From<Observed> for Books {
+    fn from(observed: Observed) -> Books {
+        Books { encoded: None, observed }
+    }
+}
+
+impl PartialEq for Books {
+    fn eq(&self, other: &Books) -> bool {
+        match (&self.encoded, &other.encoded) {
+            (Some(a), Some(b)) => a == b,
+            _ => *self.get() == *other.get(),
+        }
+    }
+}
+
+impl Eq for Books {}
+
+/// Encoded books, decoded; empty when they do not decode.
+fn decode(encoded: &[u8]) -> Observed {
+    let mut r = Reader(encoded);
+    Observed::decode(&mut r).filter(|_| r.0.is_empty()).unwrap_or_default()
 }
 
 /// What event `input` (`payload`) shows of the session, private parts (`private_tags`) removed;
@@ -293,6 +450,60 @@ mod tests {
             &json!({"hook_event_name": "UserPromptSubmit", "prompt": "<private>secret</private>"}),
         );
         assert_eq!(private, None);
+    }
+
+    /// Books read from a record are decoded only when an observation changes them, and
+    /// written back as they were read until then.
+    #[test]
+    fn books_are_decoded_only_when_they_change() {
+        let mut observed = Observed {
+            title: Some("fix the login bug".into()),
+            project: Some("/p".into()),
+            ran: vec!["cargo test".into()],
+            commands: 1,
+            ..Observed::default()
+        };
+        observed.tools.insert("TodoWrite".into(), 2);
+        let mut bytes = Vec::new();
+        observed.encode(&mut bytes);
+        let read = |bytes: &[u8]| {
+            let mut r = Reader(bytes);
+            let books = Books::read(&mut r).unwrap();
+            assert!(r.0.is_empty());
+            books
+        };
+        let mut books = read(&bytes);
+        assert_eq!(*books.get(), observed);
+        assert_eq!(books, Books::from(observed.clone()));
+        // A prompt names a title only where there is none: nothing to decode.
+        let no_project = || panic!("the books have a project");
+        books.add(Observation::Prompt("another".into()), no_project);
+        assert!(books.encoded.is_some());
+        let mut again = Vec::new();
+        books.encode(&mut again);
+        assert_eq!(again, bytes);
+        // A command is added to the decoded books.
+        books.add(Observation::Ran("cargo build".into()), no_project);
+        assert!(books.encoded.is_none());
+        observed.add(Observation::Ran("cargo build".into()));
+        assert_eq!(books.into_observed(), observed);
+        // Books without a title or a project take them from the prompt and the project.
+        let mut bytes = Vec::new();
+        Observed::default().encode(&mut bytes);
+        let mut books = read(&bytes);
+        books.add(Observation::Prompt("first".into()), || Some("/q".into()));
+        assert_eq!(books.get().title.as_deref(), Some("first"));
+        assert_eq!(books.get().project.as_deref(), Some("/q"));
+        // Cut anywhere, the books do not read; with a string that is not UTF-8, they read as
+        // empty once decoded.
+        let mut full = Vec::new();
+        observed.encode(&mut full);
+        for end in 0..full.len() {
+            assert!(Books::read(&mut Reader(&full[..end])).is_none(), "cut at {end}");
+        }
+        let at = full.windows(5).position(|w| w == b"cargo").unwrap();
+        full[at] = 0xFF;
+        assert!(read(&full).get().is_empty());
     }
 
     #[test]

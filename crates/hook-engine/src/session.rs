@@ -2,7 +2,7 @@
 //! state rules read and change, and the settings compiled from the config. The evaluation and
 //! memory both speak it.
 
-use crate::observe::Observed;
+use crate::observe::Books;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -63,7 +63,7 @@ pub struct SessionState {
     /// The rules with `once` whose context was given, each with the compaction count then.
     pub injected: BTreeMap<String, u32>,
     /// What the session did, as `observe` rules saw it.
-    pub observed: Observed,
+    pub observed: Books,
     /// The git branch the last hook that read it saw (`branch_changed`, `{previous_branch}`).
     pub branch: Option<String>,
 }

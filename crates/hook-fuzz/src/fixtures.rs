@@ -98,7 +98,8 @@ fn busy_state() -> SessionState {
             ran: vec!["cargo test".into()],
             commands: 1,
             ..Default::default()
-        },
+        }
+        .into(),
         branch: Some("main".into()),
     }
 }

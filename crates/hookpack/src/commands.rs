@@ -477,7 +477,7 @@ fn show_session(dir: &Path, prefix: &str) -> anyhow::Result<bool> {
             more.len()
         ),
     };
-    let o = &record.state.observed;
+    let o = record.state.observed.get();
     println!("session {}", printable(&record.id));
     println!("started:  {}", memory::date(record.started));
     println!("last:     {}", memory::date(record.updated));

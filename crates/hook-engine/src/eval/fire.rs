@@ -180,12 +180,9 @@ impl<'a> Engine<'a> {
         memory_scan(effort, len(p.get("prompt")) + len(p.get("error")) + len(command), config)?;
         let seen = crate::observe::of(facts.input, p, facts.project_root, &config.private_tags);
         if let Some(seen) = seen {
-            let observed = &mut state.observed;
-            observed.add(seen);
-            if observed.project.is_none() {
-                observed.project =
-                    facts.project_root.and_then(Path::to_str).map(|p| memory::cut(p, 4096));
-            }
+            let project =
+                || facts.project_root.and_then(Path::to_str).map(|p| memory::cut(p, 4096));
+            state.observed.add(seen, project);
         }
         Ok(())
     }

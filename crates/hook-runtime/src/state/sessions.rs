@@ -21,7 +21,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use hook_engine::artifact::sources::{fnv1a, fnv1a_extend};
 use hook_engine::bounded::open_not_following;
-use hook_engine::observe::SessionSummary;
+use hook_engine::codec::{Reader, put_option, put_str, put_u64};
+use hook_engine::observe::{Books, SessionSummary};
 use hook_engine::{Bracket, SessionState};
 
 use super::xxh64::xxh64;
@@ -193,7 +194,7 @@ impl Locked {
             // What the session did is the first thing to give up: the state rules rely on
             // must still be saved.
             let mut lighter = record.clone();
-            lighter.state.observed = hook_engine::observe::Observed::default();
+            lighter.state.observed = Books::default();
             bytes = encode(seq, &lighter);
         }
         if bytes.len() as u64 > SLOT {
@@ -271,7 +272,7 @@ pub fn summaries(
     mut memories: impl FnMut(&Record) -> Vec<hook_engine::memory::Memory>,
 ) -> Vec<SessionSummary> {
     let did_something = |r: &Record| {
-        let here = project.is_none_or(|p| r.state.observed.project.as_deref() == Some(p));
+        let here = project.is_none_or(|p| r.state.observed.get().project.as_deref() == Some(p));
         here && (!r.state.observed.is_empty() || r.stored.as_ref().is_some_and(|s| !s.is_empty()))
     };
     let mut found = recent(installation_dir, except, max.saturating_mul(4), did_something);
@@ -285,7 +286,7 @@ pub fn summaries(
             id: r.id,
             updated: r.updated,
             branch: r.state.branch,
-            observed: r.state.observed,
+            observed: r.state.observed.into_observed(),
         })
         .collect()
 }
@@ -495,23 +496,9 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
             put_u64(w, id.cast_unsigned());
         }
     }
-    let o = &state.observed;
-    if !o.is_empty() {
+    if !state.observed.is_empty() {
         w.push(TAG_OBSERVED);
-        put_option(w, o.title.as_deref());
-        put_option(w, o.project.as_deref());
-        for list in [&o.read, &o.edited, &o.ran, &o.failed] {
-            put_u64(w, list.len() as u64);
-            for item in list {
-                put_str(w, item);
-            }
-        }
-        put_u64(w, o.tools.len() as u64);
-        for (tool, uses) in &o.tools {
-            put_str(w, tool);
-            put_u64(w, u64::from(*uses));
-        }
-        put_u64(w, u64::from(o.commands));
+        state.observed.encode(w);
     }
     if let Some(branch) = &state.branch {
         w.push(TAG_BRANCH);
@@ -522,25 +509,6 @@ fn encode(seq: u64, record: &Record) -> Vec<u8> {
     let sum = checksum(VERSION, &mut out);
     out[24..32].copy_from_slice(&sum.to_le_bytes());
     out
-}
-
-fn put_u64(out: &mut Vec<u8>, value: u64) {
-    out.extend_from_slice(&value.to_le_bytes());
-}
-
-fn put_str(out: &mut Vec<u8>, text: &str) {
-    put_u64(out, text.len() as u64);
-    out.extend_from_slice(text.as_bytes());
-}
-
-fn put_option(out: &mut Vec<u8>, text: Option<&str>) {
-    match text {
-        None => out.push(0),
-        Some(text) => {
-            out.push(1);
-            put_str(out, text);
-        }
-    }
 }
 
 /// A record from its bytes; `None` when they do not hold one (every length is checked against
@@ -581,64 +549,12 @@ fn decode(bytes: &[u8]) -> Option<Record> {
                 stored = Some(ids.collect::<Option<_>>()?);
             }
             TAG_BRANCH if state.branch.is_none() => state.branch = Some(r.string()?),
-            TAG_OBSERVED if state.observed.is_empty() => {
-                let o = &mut state.observed;
-                o.title = r.option()?.0;
-                o.project = r.option()?.0;
-                for list in [&mut o.read, &mut o.edited, &mut o.ran, &mut o.failed] {
-                    *list = (0..r.count()?).map(|_| r.string()).collect::<Option<_>>()?;
-                }
-                for _ in 0..r.count()? {
-                    let tool = r.string()?;
-                    o.tools.insert(tool, u32::try_from(r.u64()?).ok()?);
-                }
-                o.commands = u32::try_from(r.u64()?).ok()?;
-            }
+            TAG_OBSERVED if state.observed.is_empty() => state.observed = Books::read(&mut r)?,
             _ => return None,
         }
     }
     Some(Record { id, started, updated, state, bracket, handoff, notices, stored })
 }
-
-struct Reader<'b>(&'b [u8]);
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let (head, rest) = self.0.split_at_checked(n)?;
-        self.0 = rest;
-        Some(head)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    /// A count of items, each at least 8 bytes long: never more than what is left could hold.
-    fn count(&mut self) -> Option<usize> {
-        usize::try_from(self.u64()?).ok().filter(|n| *n <= self.0.len() / 8)
-    }
-
-    fn string(&mut self) -> Option<String> {
-        let len = usize::try_from(self.u64()?).ok()?;
-        String::from_utf8(self.take(len)?.to_vec()).ok()
-    }
-
-    /// A string that may be absent; `None` when the bytes do not hold one.
-    fn option(&mut self) -> Option<Maybe> {
-        match self.byte()? {
-            0 => Some(Maybe(None)),
-            1 => Some(Maybe(Some(self.string()?))),
-            _ => None,
-        }
-    }
-}
-
-/// An optional string read whole.
-struct Maybe(Option<String>);
 
 #[cfg(test)]
 mod tests {
@@ -692,7 +608,7 @@ mod tests {
     #[test]
     fn what_the_session_did_is_kept_with_its_record() {
         let mut record = sample("s");
-        let o = &mut record.state.observed;
+        let o = record.state.observed.get_mut();
         o.title = Some("fix the login bug ✓".into());
         o.project = Some("/home/dev/acme".into());
         o.read = vec!["src/a.rs".into()];
@@ -705,6 +621,9 @@ mod tests {
         let slot = encode(1, &record);
         let found = decode(&slot[HEADER..]).unwrap();
         assert_eq!(found.state, record.state);
+        assert_eq!(found.state.observed.get().commands, 9);
+        // Read back and saved untouched, the books are written as they were read.
+        assert_eq!(encode(1, &found), slot);
         let without = encode(1, &sample("s"));
         assert!(decode(&without[HEADER..]).unwrap().state.observed.is_empty());
     }
