@@ -38,8 +38,9 @@ pub const SECTION_ENTRY_LEN: usize = 16;
 /// The words of one entry of a matcher section (globs, regexes), after its count: the
 /// automaton's offset and length (from the end of the table), flags (a regex's: its reverse
 /// automaton's index + 1, 0 for none), the source's string, and the offset and length of the
-/// regex's prefilter (length 0: none). The automata and prefilters follow the table, padded to
-/// 8 bytes.
+/// regex's prefilter (length 0: none, and from the end of the table too). The table is padded
+/// to 8 bytes; the prefilters follow it, together (a hook reads many of them and few
+/// automata), then the automata, each at an offset that is a multiple of 8.
 pub const MATCHER_ENTRY: usize = 7;
 
 /// A regex's prefilter: the texts of which every match contains one (at most [`NEEDLES`]

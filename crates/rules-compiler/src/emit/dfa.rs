@@ -262,12 +262,18 @@ fn better(a: Option<Vec<Needle>>, b: Option<Vec<Needle>>) -> Option<Vec<Needle>>
 }
 
 /// A matcher section: `[count, entry × count]` (`MATCHER_ENTRY` words each: offset, length,
-/// flags, source offset, source length, prefilter offset, prefilter length), then the DFAs,
-/// each at a word-aligned offset from the section's start, and the prefilters.
+/// flags, source offset, source length, prefilter offset, prefilter length), then the
+/// prefilters, then the DFAs, each at a word-aligned offset. Offsets count from the end of the
+/// table.
+///
+/// The prefilters lie together: a hook reads those of every candidate regex and the automata of
+/// few, and one page of prefilters is one page fault where prefilters beside their automata
+/// were one per automaton.
 #[derive(Debug, Default)]
 pub(crate) struct MatcherSection {
     entries: Vec<[u32; MATCHER_ENTRY]>,
-    blobs: Vec<u8>,
+    prefilters: Vec<u8>,
+    automata: Vec<u8>,
 }
 
 impl MatcherSection {
@@ -280,19 +286,20 @@ impl MatcherSection {
         source: (u32, u32),
         prefilter: &[u8],
     ) -> u32 {
+        // Offsets into the automata until `finish` knows how long the prefilters are.
         let (offset, len) = match dfa {
             Some(bytes) => {
-                while !self.blobs.len().is_multiple_of(8) {
-                    self.blobs.push(0);
+                while !self.automata.len().is_multiple_of(8) {
+                    self.automata.push(0);
                 }
-                let offset = self.blobs.len();
-                self.blobs.extend_from_slice(bytes);
+                let offset = self.automata.len();
+                self.automata.extend_from_slice(bytes);
                 (to_u32(offset), to_u32(bytes.len()))
             }
             None => (0, 0),
         };
-        let prefilter_at = to_u32(self.blobs.len());
-        self.blobs.extend_from_slice(prefilter);
+        let prefilter_at = to_u32(self.prefilters.len());
+        self.prefilters.extend_from_slice(prefilter);
         let prefilter_len = to_u32(prefilter.len());
         self.entries.push([offset, len, flags, source.0, source.1, prefilter_at, prefilter_len]);
         to_u32(self.entries.len() - 1)
@@ -308,23 +315,29 @@ impl MatcherSection {
         self.entries[id as usize][2] = flags;
     }
 
-    /// The bytes of its DFAs so far, alignment included.
+    /// The bytes of its DFAs and prefilters so far, alignment included.
     pub(crate) fn blob_len(&self) -> usize {
-        self.blobs.len()
+        self.prefilters.len().next_multiple_of(8) + self.automata.len()
     }
 
-    /// The section's bytes. Blob offsets are relative to the end of the table, which is padded
-    /// to 8 bytes so that the blobs stay aligned within an aligned section.
-    pub(crate) fn finish(self) -> Vec<u8> {
+    /// The section's bytes. The table is padded to 8 bytes, and so are the prefilters, so that
+    /// the automata stay aligned within an aligned section.
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        let automata_at = self.prefilters.len().next_multiple_of(8);
         let mut bytes = Vec::new();
         push_words(&mut bytes, &[to_u32(self.entries.len())]);
-        for entry in &self.entries {
+        for entry in &mut self.entries {
+            if entry[1] > 0 {
+                entry[0] += to_u32(automata_at);
+            }
             push_words(&mut bytes, entry);
         }
         while !bytes.len().is_multiple_of(8) {
             bytes.push(0);
         }
-        bytes.extend_from_slice(&self.blobs);
+        bytes.extend_from_slice(&self.prefilters);
+        bytes.resize(bytes.len().next_multiple_of(8), 0);
+        bytes.extend_from_slice(&self.automata);
         bytes
     }
 }
