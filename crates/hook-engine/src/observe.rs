@@ -197,6 +197,16 @@ impl Books {
         }
     }
 
+    /// The project the session worked in, read without decoding the rest.
+    pub fn project(&self) -> Option<std::borrow::Cow<'_, str>> {
+        let Some(encoded) = &self.encoded else {
+            return self.observed.project.as_deref().map(std::borrow::Cow::Borrowed);
+        };
+        let mut r = Reader(encoded);
+        r.skip_option()?;
+        r.option()?.0.map(std::borrow::Cow::Owned)
+    }
+
     /// The books, decoded, to change.
     pub fn get_mut(&mut self) -> &mut Observed {
         if let Some(encoded) = self.encoded.take() {
@@ -474,6 +484,7 @@ mod tests {
         };
         let mut books = read(&bytes);
         assert_eq!(*books.get(), observed);
+        assert_eq!(books.project().as_deref(), Some("/p"));
         assert_eq!(books, Books::from(observed.clone()));
         // A prompt names a title only where there is none: nothing to decode.
         let no_project = || panic!("the books have a project");

@@ -272,7 +272,7 @@ pub fn summaries(
     mut memories: impl FnMut(&Record) -> Vec<hook_engine::memory::Memory>,
 ) -> Vec<SessionSummary> {
     let did_something = |r: &Record| {
-        let here = project.is_none_or(|p| r.state.observed.get().project.as_deref() == Some(p));
+        let here = project.is_none_or(|p| r.state.observed.project().as_deref() == Some(p));
         here && (!r.state.observed.is_empty() || r.stored.as_ref().is_some_and(|s| !s.is_empty()))
     };
     let mut found = recent(installation_dir, except, max.saturating_mul(4), did_something);
