@@ -105,9 +105,7 @@ impl Observed {
             }
         }
     }
-}
 
-impl Observed {
     /// Appends its encoding (a session record's, [`crate::codec`]).
     pub fn encode(&self, out: &mut Vec<u8>) {
         put_option(out, self.title.as_deref());
