@@ -236,7 +236,7 @@ fn time(
 
 /// `example` (a `PostToolUse` payload) made a `Read` of an orders file, written to `read`: a
 /// recall by the file's terms.
-fn read_payload(project: &Path, example: &Path, read: &Path) -> anyhow::Result<()> {
+pub(crate) fn read_payload(project: &Path, example: &Path, read: &Path) -> anyhow::Result<()> {
     let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example)?)?;
     payload["tool_name"] = "Read".into();
     payload["tool_input"] = serde_json::json!({ "file_path": project.join("src/orders/list.ts") });
@@ -248,7 +248,7 @@ fn read_payload(project: &Path, example: &Path, read: &Path) -> anyhow::Result<(
 const MEMORIES: [usize; 3] = [0, 2_000, 100_000];
 
 /// Stores memories `from..to` of varied terms in `project`'s state, one in forty about orders.
-fn store_memories(project: &Path, from: usize, to: usize) -> anyhow::Result<()> {
+pub(crate) fn store_memories(project: &Path, from: usize, to: usize) -> anyhow::Result<()> {
     use hook_engine::memory::Captured;
     const SUBJECTS: [&str; 12] = [
         "billing",

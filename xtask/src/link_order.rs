@@ -4,7 +4,8 @@
 //!
 //! The hook binaries and the floor are built as `dist` (static) and `bench` (dynamic) build
 //! them, then run under callgrind (valgrind) on every event's examples against the builtin
-//! packs, and as a `Bash` `PreToolUse` under every guard pack on the guard benchmark's
+//! packs (with 2,000 memories stored, so that recall's code is listed too), on recall by a
+//! file's terms, and as a `Bash` `PreToolUse` under every guard pack on the guard benchmark's
 //! commands; the floor on the same payloads. Every function that ran is listed by its symbol:
 //! those run by the most events first, and those run by the same events side by side, so that
 //! each event's hook touches the fewest pages of code. The floor is laid out from the same list
@@ -56,24 +57,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let scratch = root().join("target/link-order");
     std::fs::create_dir_all(&scratch)?;
 
-    let mut payloads: Vec<(EventKind, PathBuf, PathBuf)> = Vec::new();
-    let packs = ["context", "guard", "memory", "workflow"];
-    let builtin = crate::bench_rules::builtin_project(&hookpack, "link-order-builtin", &packs)?;
-    let missing = scratch.join("no-transcript.jsonl");
-    // The worktree hooks run git: what they run is git's.
-    for &kind in EventKind::ALL.iter().filter(|k| !k.acts_without_rules()) {
-        for (n, example) in examples(kind)?.into_iter().enumerate() {
-            let path = scratch.join(format!("{}-{n}.json", kind.kebab()));
-            crate::bench_builtin::write_payload(&example, &path, &missing)?;
-            payloads.push((kind, path, builtin.clone()));
-        }
-    }
-    let guard_packs = crate::bench_guard::guard_packs()?;
-    let names: Vec<&str> = guard_packs.iter().map(String::as_str).collect();
-    let guard = crate::bench_rules::builtin_project(&hookpack, "link-order-guard", &names)?;
-    for (_, payload, _) in crate::bench_guard::payloads(&scratch.join("guard"), &guard)? {
-        payloads.push((EventKind::PreToolUse, payload, guard.clone()));
-    }
+    let payloads = payloads(&hookpack, &scratch)?;
 
     // Each payload to its event's hook and to the floor, in both builds.
     let mut calls: Vec<(PathBuf, PathBuf, PathBuf)> = Vec::new();
@@ -155,6 +139,40 @@ pub(crate) fn run() -> anyhow::Result<()> {
     std::fs::write(&list, text).with_context(|| format!("writing {}", list.display()))?;
     println!("{} functions seen in {} calls, listed in {LIST}", order.len(), calls.len());
     Ok(())
+}
+
+/// Every payload the hooks are profiled on, with its event and its project: each event's
+/// examples against the builtin packs (with memories stored), recall by a file's terms, and a
+/// `Bash` `PreToolUse` under every guard pack on the guard benchmark's commands.
+fn payloads(hookpack: &Path, scratch: &Path) -> anyhow::Result<Vec<(EventKind, PathBuf, PathBuf)>> {
+    let mut payloads: Vec<(EventKind, PathBuf, PathBuf)> = Vec::new();
+    let packs = ["context", "guard", "memory", "workflow"];
+    let builtin = crate::bench_rules::builtin_project(hookpack, "link-order-builtin", &packs)?;
+    // With memories stored, as the benchmark's projects and a user's have them: recall reads
+    // them through the index (a store that is empty or missing runs none of that code).
+    crate::bench_builtin::store_memories(&builtin, 0, 2_000)?;
+    let missing = scratch.join("no-transcript.jsonl");
+    // The worktree hooks run git: what they run is git's.
+    for &kind in EventKind::ALL.iter().filter(|k| !k.acts_without_rules()) {
+        for (n, example) in examples(kind)?.into_iter().enumerate() {
+            let path = scratch.join(format!("{}-{n}.json", kind.kebab()));
+            crate::bench_builtin::write_payload(&example, &path, &missing)?;
+            if kind == EventKind::PostToolUse && n == 0 {
+                // Recall by a file's terms, as the benchmark measures it.
+                let read = scratch.join("read-orders.json");
+                crate::bench_builtin::read_payload(&builtin, &path, &read)?;
+                payloads.push((kind, read, builtin.clone()));
+            }
+            payloads.push((kind, path, builtin.clone()));
+        }
+    }
+    let guard_packs = crate::bench_guard::guard_packs()?;
+    let names: Vec<&str> = guard_packs.iter().map(String::as_str).collect();
+    let guard = crate::bench_rules::builtin_project(hookpack, "link-order-guard", &names)?;
+    for (_, payload, _) in crate::bench_guard::payloads(&scratch.join("guard"), &guard)? {
+        payloads.push((EventKind::PreToolUse, payload, guard.clone()));
+    }
+    Ok(payloads)
 }
 
 /// Says how much of the list the hook `binary` and the `floor` hold, and what to do when the
