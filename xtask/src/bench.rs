@@ -4,7 +4,8 @@
 //! floor binary (`hook-floor`: read stdin, parse it with `serde_json`, print one object) on the
 //! same payload, and the medians are compared. Both are built twice, dynamically linked (cargo's
 //! default) and statically (`+crt-static`, Linux with glibc only), so the same run also says
-//! which linking starts faster and by how much. The run fails when a hook's median exceeds the
+//! which linking starts faster and by how much. Both are timed as installed, copied into
+//! `target/bench/bin/` ([`as_installed`]). The run fails when a hook's median exceeds the
 //! floor's by more than the allowed ratio.
 
 use std::path::PathBuf;
