@@ -51,10 +51,10 @@ fn as_installed(linking: &Linking) -> anyhow::Result<Linking> {
     for name in names {
         let from = linking.bin_dir.join(name);
         // A new file each time (renamed into place), cached afresh, never the last run's.
-        let staged = dir.join(format!(".{name}.new"));
-        std::fs::copy(&from, &staged).with_context(|| format!("copying {}", from.display()))?;
-        let to = dir.join(name);
-        std::fs::rename(&staged, &to).with_context(|| format!("placing {}", to.display()))?;
+        crate::release::replace(&dir.join(name), |staged| {
+            std::fs::copy(&from, staged).with_context(|| format!("copying {}", from.display()))?;
+            Ok(())
+        })?;
     }
     Ok(Linking { name: linking.name, bin_dir: dir })
 }

@@ -229,7 +229,10 @@ pub(crate) fn install_into(root: &Path, hooks: &Path, cli: &Path) -> anyhow::Res
 
 /// Makes `to` anew: `make` writes a staged file beside it, which is renamed over it (a running
 /// program keeps the old one); the staged file is removed when anything fails.
-fn replace(to: &Path, make: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+pub(crate) fn replace(
+    to: &Path,
+    make: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let staged = staged_name(to);
     let _ = std::fs::remove_file(&staged);
     let done = make(&staged).and_then(|()| {
