@@ -90,14 +90,14 @@ pub(crate) fn dist() -> anyhow::Result<()> {
     std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
     for &kind in EventKind::ALL {
         let from = linking.bin_dir.join(kind.binary_name());
-        let to = dest.join(kind.binary_name());
-        // Replace, never overwrite in place: a running hook may have the old file mapped.
-        let staged = dest.join(format!(".{}.new", kind.binary_name()));
-        std::fs::copy(&from, &staged).with_context(|| format!("copying {}", from.display()))?;
-        // The `hooks` profile keeps the symbol table for the link order (`link_order`); what
-        // ships does without it, where `strip` is to be had.
-        let _ = Command::new("strip").arg(&staged).stderr(std::process::Stdio::null()).status();
-        std::fs::rename(&staged, &to).with_context(|| format!("installing {}", to.display()))?;
+        // Replaced, never overwritten in place: a running hook may have the old file mapped.
+        replace(&dest.join(kind.binary_name()), |staged| {
+            std::fs::copy(&from, staged).with_context(|| format!("copying {}", from.display()))?;
+            // The `hooks` profile keeps the symbol table for the link order (`link_order`);
+            // what ships does without it, where `strip` is to be had.
+            let _ = Command::new("strip").arg(staged).stderr(std::process::Stdio::null()).status();
+            Ok(())
+        })?;
     }
     println!(
         "{} hook binaries ({} linking) in {}",

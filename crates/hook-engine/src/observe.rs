@@ -79,7 +79,12 @@ impl Observed {
                 list.push(item);
             }
         };
+        // A command run again moves to the end rather than taking a second place: a session
+        // that runs `cargo test` twenty times still shows the other commands it ran.
         let newest = |list: &mut Vec<String>, item: String, max: usize| {
+            if let Some(at) = list.iter().position(|kept| *kept == item) {
+                list.remove(at);
+            }
             list.push(item);
             if list.len() > max {
                 list.remove(0);
@@ -531,6 +536,14 @@ mod tests {
         assert_eq!((o.ran.len(), o.ran[0].as_str(), o.commands), (MAX_COMMANDS, "c70", 100));
         assert_eq!((o.failed.len(), o.failed.last().unwrap().as_str()), (MAX_FAILURES, "x99"));
         assert_eq!(o.tools.len(), MAX_TOOLS);
+        // Repeated, a command keeps one place, the newest; the count counts every run.
+        let mut o = Observed::default();
+        for command in ["cargo test", "git status", "cargo test", "cargo test"] {
+            o.add(Observation::Ran(command.into()));
+            o.add(Observation::Failed(format!("{command}: failed")));
+        }
+        assert_eq!((o.ran, o.commands), (vec!["git status".to_owned(), "cargo test".into()], 4));
+        assert_eq!(o.failed, ["git status: failed", "cargo test: failed"]);
     }
 
     #[test]
