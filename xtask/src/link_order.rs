@@ -71,7 +71,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
 
     // Per symbol: the events whose calls ran it, and in how many calls it ran.
     let mut seen: BTreeMap<String, (BTreeSet<&str>, usize)> = BTreeMap::new();
-    let mut defined: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
+    let mut defined: BTreeMap<PathBuf, Functions> = BTreeMap::new();
     let profile = scratch.join("callgrind.out");
     for (binary, payload, project) in &calls {
         if !defined.contains_key(binary) {
@@ -102,7 +102,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         );
         let ran: BTreeSet<String> = functions_run(&std::fs::read_to_string(&profile)?)
             .into_iter()
-            .filter(|name| symbols.contains(name))
+            .filter_map(|name| symbols.named(name))
             .collect();
         // The floor counts as an event of its own: what it runs, every hook runs too.
         let event = binary.file_name().and_then(|n| n.to_str()).unwrap_or_default();
@@ -202,23 +202,55 @@ pub(crate) fn placed(binary: &Path) -> Option<(usize, usize)> {
     let symbols = text_symbols(binary).ok()??;
     let names: Vec<&str> =
         list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    Some((names.iter().filter(|name| symbols.contains(**name)).count(), names.len()))
+    Some((names.iter().filter(|name| symbols.names.contains(**name)).count(), names.len()))
 }
 
-/// The symbols of functions `binary` defines (`nm`); `None` when it has no symbol table.
-fn text_symbols(binary: &Path) -> anyhow::Result<Option<BTreeSet<String>>> {
+/// The functions a binary defines, by name and by address.
+struct Functions {
+    names: BTreeSet<String>,
+    /// The first name `nm` gives at each address.
+    at: BTreeMap<u64, String>,
+}
+
+impl Functions {
+    /// The name the list gives a function a profile names `name`, when the binary defines it.
+    /// Callgrind names some functions by their address (it skips local symbols of some objects,
+    /// such as the C start-up's `frame_dummy`, which runs before `main`): they are listed by
+    /// the symbol at that address, else the linker would leave them among the cold code and a
+    /// hook would fault in a page of it at every start.
+    fn named(&self, name: String) -> Option<String> {
+        match name.strip_prefix("0x").map(|hex| u64::from_str_radix(hex, 16)) {
+            Some(Ok(address)) => self.at.get(&address).cloned(),
+            _ => self.names.contains(&name).then_some(name),
+        }
+    }
+}
+
+/// The functions `binary` defines (`nm`); `None` when it has no symbol table.
+fn text_symbols(binary: &Path) -> anyhow::Result<Option<Functions>> {
     let output =
         Command::new("nm").arg("--defined-only").arg(binary).output().context("running nm")?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    let symbols: BTreeSet<String> = text
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let (_, kind, name) = (fields.next()?, fields.next()?, fields.next()?);
-            matches!(kind, "t" | "T" | "w" | "W").then(|| name.to_owned())
-        })
-        .collect();
-    Ok((!symbols.is_empty()).then_some(symbols))
+    Ok(functions(&String::from_utf8_lossy(&output.stdout)))
+}
+
+/// The functions of `nm`'s output (`address kind name` lines).
+fn functions(nm: &str) -> Option<Functions> {
+    let mut found = Functions { names: BTreeSet::new(), at: BTreeMap::new() };
+    for line in nm.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(address), Some(kind), Some(name)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if !matches!(kind, "t" | "T" | "w" | "W") {
+            continue;
+        }
+        if let Ok(address) = u64::from_str_radix(address, 16) {
+            found.at.entry(address).or_insert_with(|| name.to_owned());
+        }
+        found.names.insert(name.to_owned());
+    }
+    (!found.names.is_empty()).then_some(found)
 }
 
 /// The functions a callgrind profile names (`fn=(id) name` where a function is first named,
@@ -239,7 +271,7 @@ fn functions_run(profile: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::functions_run;
+    use super::{functions, functions_run};
 
     #[test]
     fn a_profile_names_each_function_where_it_first_appears() {
@@ -249,5 +281,21 @@ mod tests {
             functions_run(profile),
             ["main", "_ZN4core3fmt5write17h0123456789abcdefE", "0x00000000002b1680"]
         );
+    }
+
+    #[test]
+    fn a_function_named_by_its_address_is_listed_by_its_symbol() {
+        let nm = "000000000038a5b0 t frame_dummy\n00000000004b7200 t _init\n\
+                  00000000004c1d60 d some_data\n0000000000267180 T main\n\
+                  0000000000267180 T main_alias\n                 U malloc\n";
+        let found = functions(nm).unwrap();
+        let named = |name: &str| found.named(name.to_owned());
+        assert_eq!(named("0x000000000038a5b0").as_deref(), Some("frame_dummy"));
+        assert_eq!(named("0x0000000000267180").as_deref(), Some("main"));
+        assert_eq!(named("main_alias").as_deref(), Some("main_alias"));
+        // Data, another address, an undefined or unknown name: not a function of the binary.
+        for name in ["0x00000000004c1d60", "0x0000000000001050", "some_data", "malloc", "0xzz"] {
+            assert_eq!(named(name), None, "{name}");
+        }
     }
 }
