@@ -217,7 +217,9 @@ impl Functions {
     /// Callgrind names some functions by their address (it skips local symbols of some objects,
     /// such as the C start-up's `frame_dummy`, which runs before `main`): they are listed by
     /// the symbol at that address, else the linker would leave them among the cold code and a
-    /// hook would fault in a page of it at every start.
+    /// hook would fault in a page of it at every start. (The profile's object is not checked:
+    /// an address in a shared library that is also one of the binary's functions lists that
+    /// function, which costs nothing but its place.)
     fn named(&self, name: String) -> Option<String> {
         match name.strip_prefix("0x").map(|hex| u64::from_str_radix(hex, 16)) {
             Some(Ok(address)) => self.at.get(&address).cloned(),
