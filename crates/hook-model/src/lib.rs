@@ -97,6 +97,7 @@ pub mod schema;
 pub use cap::{MAX_OUTPUT_CHARS, TRUNCATION_MARKER, cap_text, utf16_len};
 pub use event::{EventKind, UnknownEvent};
 pub use input::*;
+pub use lenient::{json_from_slice, repair_json};
 pub use model::{DEFAULT_CONTEXT_WINDOW, context_window, window_holding};
 pub use output::*;
 pub use tool::{

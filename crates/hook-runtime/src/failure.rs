@@ -182,8 +182,8 @@ fn fail_closed_rules(
 /// The most a fail-closed list is read of: one line per rule.
 const MAX_FAIL_CLOSED_BYTES: u64 = 1 << 20;
 
-/// The rules in the fail-closed list at `path` that cover `tool` (every tool's, `*`, when the
-/// tool is unknown).
+/// The rules in the fail-closed list at `path` that cover `tool` (every one when the tool is
+/// unknown: a payload that names none may be any tool's call).
 fn covering(path: &Path, tool: Option<&str>) -> Vec<String> {
     let Ok(bytes) = read_regular(path, MAX_FAIL_CLOSED_BYTES) else { return Vec::new() };
     let text = String::from_utf8_lossy(&bytes);
@@ -192,7 +192,7 @@ fn covering(path: &Path, tool: Option<&str>) -> Vec<String> {
         .filter(|(_, tools)| {
             // The payload could not be read: a family's member is taken to be covered.
             *tools == "*"
-                || tool.is_some_and(|tool| {
+                || tool.is_none_or(|tool| {
                     tools.split('|').any(|name| hook_model::matcher_covers(name, tool, None))
                 })
         })

@@ -285,13 +285,19 @@ fn answer(kind: EventKind, stdin: &mut dyn Read, env: &Env) -> Answer {
     if payload.iter().all(u8::is_ascii_whitespace) {
         return no_payload("stdin is empty; Claude Code always sends a JSON object".into());
     }
-    let parsed = serde_json::from_slice(&payload);
-    // The bytes go before anything else is made: what comes next reuses their memory (a page
-    // a process touches first costs it more than the work on it).
-    drop(payload);
-    let mut payload: serde_json::Value = match parsed {
-        Ok(payload) => payload,
-        Err(err) => return no_payload(format!("stdin is not a JSON object: {err}")),
+    // What JavaScript reads and a UTF-8 reader does not (a lone surrogate in a file's content)
+    // is made readable and judged: a guard must not be turned off by one escape.
+    let mut payload = match hook_model::json_from_slice(&payload) {
+        Ok(parsed) => {
+            // The bytes go before anything else is made: what comes next reuses their memory
+            // (a page a process touches first costs it more than the work on it).
+            drop(payload);
+            parsed
+        }
+        Err(err) => {
+            let note = format!("stdin is not a JSON object: {err}");
+            return unreadable_bytes(kind, note, &payload, env);
+        }
     };
     let input = match typed(kind, &mut payload) {
         Ok(input) => input,
@@ -355,6 +361,37 @@ fn typed(kind: EventKind, payload: &mut serde_json::Value) -> Result<HookInput, 
         payload["tool_input"] = taken;
     }
     input
+}
+
+/// Stdin that is no JSON object, even read leniently: on `PreToolUse` the fail-closed rules
+/// that cover the tool the bytes name (`"tool_name": "…"`, found as text), or every one when
+/// they name none, deny it.
+fn unreadable_bytes(kind: EventKind, note: String, bytes: &[u8], env: &Env) -> Answer {
+    if kind != EventKind::PreToolUse {
+        return unreadable(kind, note, None, env);
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let named = |key: &str| named_string(&text, key);
+    let mut fields = serde_json::Map::new();
+    for key in ["tool_name", "cwd", "session_id"] {
+        if let Some(value) = named(key) {
+            fields.insert(key.to_owned(), serde_json::Value::String(value));
+        }
+    }
+    if fields.contains_key("tool_name") {
+        return unreadable(kind, note, Some(&serde_json::Value::Object(fields)), env);
+    }
+    unreadable(kind, note, None, env)
+}
+
+/// The string value of the first `"key": "…"` in `text` (a payload that is not JSON), if it
+/// has no escapes: the most that can be said of what the bytes name.
+fn named_string(text: &str, key: &str) -> Option<String> {
+    let quoted = format!("\"{key}\"");
+    let rest = &text[text.find(&quoted)? + quoted.len()..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    let value = &rest[..rest.find(['"', '\\'])?];
+    (rest[value.len()..].starts_with('"') && value.len() <= 4096).then(|| value.to_owned())
 }
 
 /// A payload the rules cannot be evaluated on: a failure like a broken artifact, so a tool that

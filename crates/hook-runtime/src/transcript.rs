@@ -76,14 +76,14 @@ pub fn usage(path: &Path) -> io::Result<(Usage, u64)> {
 fn judge(line: &[u8]) -> Option<Usage> {
     let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
     if has(b"compact_boundary") {
-        let entry: Value = serde_json::from_slice(line).ok()?;
+        let entry: Value = hook_model::json_from_slice(line).ok()?;
         return (entry.get("subtype").and_then(Value::as_str) == Some("compact_boundary"))
             .then_some(Usage::AfterCompaction);
     }
     if !has(b"\"assistant\"") || !has(b"usage") {
         return None;
     }
-    let entry: Value = serde_json::from_slice(line).ok()?;
+    let entry: Value = hook_model::json_from_slice(line).ok()?;
     let flag = |key: &str| entry.get(key).and_then(Value::as_bool) == Some(true);
     if entry.get("type").and_then(Value::as_str) != Some("assistant")
         || flag("isSidechain")
@@ -134,7 +134,7 @@ pub fn conversation(path: &Path) -> io::Result<Vec<String>> {
     for line in lines {
         let has = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
         if has(b"compact_boundary") {
-            let entry: Option<Value> = serde_json::from_slice(line).ok();
+            let entry: Option<Value> = hook_model::json_from_slice(line).ok();
             if entry.as_ref().and_then(|e| e.get("subtype")).and_then(Value::as_str)
                 == Some("compact_boundary")
             {
@@ -145,7 +145,7 @@ pub fn conversation(path: &Path) -> io::Result<Vec<String>> {
         if !has(b"\"user\"") && !has(b"\"assistant\"") {
             continue;
         }
-        if let Some(text) = serde_json::from_slice::<Value>(line).ok().and_then(|e| said(&e)) {
+        if let Some(text) = hook_model::json_from_slice(line).ok().and_then(|e| said(&e)) {
             messages.push(text);
         }
     }
@@ -376,6 +376,17 @@ mod tests {
         );
         let (found, _) = usage(&path).unwrap();
         assert_eq!(found, Usage::Known { tokens: 42_100, model: Some("claude-opus-4-7".into()) });
+    }
+
+    /// An entry whose text holds a lone surrogate (JavaScript wrote it) still counts.
+    #[test]
+    fn an_entry_with_a_lone_surrogate_counts() {
+        let odd = assistant("odd", (3, 4, 5), "").replace(r#""text":"ok""#, r#""text":"\ud800""#);
+        let path = write("surrogate", &[assistant("a", (1, 1, 1), ""), odd]);
+        assert_eq!(
+            usage(&path).unwrap().0,
+            Usage::Known { tokens: 12, model: Some("claude-opus-4-7".into()) }
+        );
     }
 
     #[test]

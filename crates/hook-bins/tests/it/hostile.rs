@@ -533,10 +533,6 @@ fn unreadable_stdin_is_denied_by_guards_of_every_tool() {
         let denied = answer(&run_raw(&root, EventKind::PreToolUse, stdin, LIMIT));
         assert_eq!(decision(&denied), Some("deny"), "{stdin:?}: {denied}");
     }
-    // With the guard on Bash only, an unreadable payload names no tool it covers: fails open.
-    let root = project("unreadable-stdin-bash", GUARD);
-    let output = run_raw(&root, EventKind::PreToolUse, b"{not json", LIMIT);
-    assert_eq!(decision(&answer(&output)), None);
 }
 
 #[test]
@@ -626,4 +622,71 @@ reason = "Never delete the home folder."
     let prompt =
         answer(&run(&root, EventKind::UserPromptSubmit, &json!({"prompt": "postgres"}), LIMIT));
     assert!(!prompt.to_string().contains("db/migrations"), "{prompt}");
+}
+
+/// What JavaScript's JSON holds and UTF-8 cannot (a lone surrogate escape, bytes that are not
+/// UTF-8 in a file's content) does not turn the guards off: the payload is read with U+FFFD in
+/// their place and judged as any other (before, it was unreadable, and only a guard of every
+/// tool denied it).
+#[test]
+fn a_lone_surrogate_or_a_stray_byte_does_not_turn_the_guards_off() {
+    let pack = format!(
+        "{GUARD}
+[[rule]]
+id = \"keys\"
+on = \"PreToolUse\"
+tool = \"Write|Edit\"
+paths = [\"**/.ssh/**\"]
+decision = \"deny\"
+reason = \"Private keys are not written by the agent.\"
+"
+    );
+    let root = project("lone-surrogate", &pack);
+    let write = json!({"tool_name": "Write",
+        "tool_input": {"file_path": "/home/dev/.ssh/id_ed25519", "content": "HOLE"}});
+    let write = crate::full_payload(EventKind::PreToolUse, &root, "s", &write).to_string();
+    let command = crate::full_payload(EventKind::PreToolUse, &root, "s", &bash("rm -rf / HOLE"));
+    let command = command.to_string();
+    let holes: [&[u8]; 7] = [
+        br"\ud800",
+        br"key\udfff\n",
+        br"\udbff\udbff\udc00",
+        br"\uD800\u0041",
+        b"\xff\xfe",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+    ];
+    for payload in [&write, &command] {
+        let (before, after) = payload.split_once("HOLE").unwrap();
+        for hole in holes {
+            let stdin = [before.as_bytes(), hole, after.as_bytes()].concat();
+            let output = run_raw(&root, EventKind::PreToolUse, &stdin, LIMIT);
+            let denied = answer(&output);
+            let shown = String::from_utf8_lossy(hole);
+            assert_eq!(decision(&denied), Some("deny"), "{shown}: {denied}");
+            assert_eq!(output.stderr, b"", "{shown}: judged, not a failure");
+        }
+    }
+    // Without the hole the same call to a project file is let through.
+    let fine = write.replace("/home/dev/.ssh/id_ed25519", "/home/dev/notes.txt");
+    let (before, after) = fine.split_once("HOLE").unwrap();
+    let stdin = [before.as_bytes(), br"\ud800", after.as_bytes()].concat();
+    assert_eq!(decision(&answer(&run_raw(&root, EventKind::PreToolUse, &stdin, LIMIT))), None);
+}
+
+/// Stdin that is no JSON even read leniently is judged by what it names: a tool the bytes name
+/// is denied by the fail-closed guards that cover it, and when they name none, by every one.
+#[test]
+fn unreadable_stdin_is_denied_by_the_guards_of_the_tool_it_names() {
+    let root = project("unreadable-names-tool", GUARD);
+    let broken: [(&[u8], Option<&str>); 4] = [
+        (br#"{"tool_name": "Bash", "tool_input": {"command": "rm -rf /"#, Some("deny")),
+        (br#"{"tool_name":"Read","tool_input":{"file_path":"#, None),
+        (b"{not json", Some("deny")),
+        (b"", Some("deny")),
+    ];
+    for (stdin, expected) in broken {
+        let answered = answer(&run_raw(&root, EventKind::PreToolUse, stdin, LIMIT));
+        assert_eq!(decision(&answered), expected, "{}: {answered}", String::from_utf8_lossy(stdin));
+    }
 }
