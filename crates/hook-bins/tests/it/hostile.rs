@@ -690,3 +690,40 @@ fn unreadable_stdin_is_denied_by_the_guards_of_the_tool_it_names() {
         assert_eq!(decision(&answered), expected, "{}: {answered}", String::from_utf8_lossy(stdin));
     }
 }
+
+/// A path rule holds however the path is spelled: doubled separators, `.` and `..`
+/// components, a path relative to the working folder (before, only the first was denied).
+#[test]
+fn a_path_rule_holds_for_every_spelling_of_the_path() {
+    let pack = format!(
+        "{GUARD}
+[[rule]]
+id = \"secrets\"
+on = \"PreToolUse\"
+tool = \"Write|Edit|Read\"
+paths = [\"secrets/**\"]
+decision = \"deny\"
+reason = \"The secrets folder is not for the agent.\"
+"
+    );
+    let root = project("path-spellings", &pack);
+    let at = root.display().to_string();
+    let call = |file: String, cwd: String| {
+        json!({"tool_name": "Write", "cwd": cwd,
+               "tool_input": {"file_path": file, "content": "x"}})
+    };
+    for (file, cwd) in [
+        (format!("{at}/secrets/a.txt"), at.clone()),
+        (format!("{at}//secrets/a.txt"), at.clone()),
+        (format!("{at}/./secrets/a.txt"), at.clone()),
+        (format!("{at}/src/../secrets/a.txt"), at.clone()),
+        ("./secrets/a.txt".to_owned(), at.clone()),
+        ("../secrets/a.txt".to_owned(), format!("{at}/src")),
+    ] {
+        let denied = answer(&run(&root, EventKind::PreToolUse, &call(file.clone(), cwd), LIMIT));
+        assert_eq!(decision(&denied), Some("deny"), "{file}: {denied}");
+    }
+    let fine =
+        answer(&run(&root, EventKind::PreToolUse, &call(format!("{at}/src/a.txt"), at), LIMIT));
+    assert_eq!(decision(&fine), None, "{fine}");
+}

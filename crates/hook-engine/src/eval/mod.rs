@@ -242,7 +242,7 @@ impl<'a> Engine<'a> {
         scan: &Scan<'p>,
         facts: &Facts<'p>,
     ) -> Result<Evaluation, ArtifactError> {
-        let mut evaluation = self.evaluate_rules(scan, facts)?;
+        let (mut evaluation, observes) = self.evaluate_rules(scan, facts)?;
         // A call the rules rewrite is judged again as rewritten: a guard that would stop the
         // new call stops it (a pack cannot rewrite a call past another rule). A denied call
         // is not rewritten at all.
@@ -254,21 +254,33 @@ impl<'a> Engine<'a> {
             let second = self.scan(&again, scan.mode)?;
             evaluation.rechecked = self
                 .evaluate_rules(&second, &again)?
+                .0
                 .fired
                 .into_iter()
                 .filter(|f| matches!(f.decision, Some(Decision::Deny | Decision::Ask)))
                 .collect();
             evaluation.updated_input = Some(input);
         }
+        // What the rules refuse is kept nowhere (reference §2.5): neither captured, nor
+        // suggested, nor written in the session's books; decided after every decision of the
+        // event, the rechecked ones included.
+        if evaluation.refuses(facts.kind()) {
+            evaluation.captures.clear();
+            evaluation.signals.clear();
+            evaluation.marked = false;
+        } else if observes {
+            self.observe(&scan.effort, facts, &mut evaluation.state)?;
+        }
         Ok(evaluation)
     }
 
-    /// The rules of `scan` that fire, without rewriting the call.
+    /// The rules of `scan` that fire, without rewriting the call, and whether one of them
+    /// observes the event for the session's books (done once the event's decisions are known).
     fn evaluate_rules<'p>(
         &self,
         scan: &Scan<'p>,
         facts: &Facts<'p>,
-    ) -> Result<Evaluation, ArtifactError> {
+    ) -> Result<(Evaluation, bool), ArtifactError> {
         let Scan { candidates, mode, effort, .. } = scan;
         let mode = *mode;
         // State-changing rules first, against the state as the event found it; every other
@@ -321,9 +333,6 @@ impl<'a> Engine<'a> {
         if let Some(state) = changed {
             evaluation.state = state;
         }
-        if observes {
-            self.observe(effort, facts, &mut evaluation.state)?;
-        }
         evaluation.fired.sort_by_key(|f| f.index);
         // A command line the `command` rules could not read in full may hide anything they
         // guard: the user is asked (fail safe, and said why).
@@ -349,7 +358,7 @@ impl<'a> Engine<'a> {
                 found.outcome = Some(signal::Outcome::Marked);
             }
         }
-        Ok(evaluation)
+        Ok((evaluation, observes))
     }
 
     /// Whether some rule that reads or changes the session state (or needs it for its bracket
@@ -509,21 +518,71 @@ fn quoted_as(items: &[&str], prefix: &str) -> String {
     text
 }
 
-/// The tool call's file path (`file_path`, `notebook_path` or `path`) with `/` separators,
-/// relative to `root` when inside it.
+/// The tool call's file path (`file_path`, `notebook_path` or `path`) as rules judge it
+/// (reference §2.1): with `/` separators, made absolute against the payload's `cwd` when it is
+/// relative, normalized lexically (no empty or `.` components, each `..` taking the one before
+/// it), and relative to `root` when inside it. `<root>//secrets/a`, `<root>/src/../secrets/a`
+/// and `./secrets/a` from the root are all `secrets/a`. Symbolic links are not followed: a
+/// path is judged by its name.
 pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
     let input = payload.get("tool_input")?;
     let path =
         ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k)?.as_str())?;
-    let path = path.replace('\\', "/");
+    let cwd = payload.get("cwd").and_then(Value::as_str).filter(|cwd| is_absolute(cwd));
+    let path = match cwd {
+        Some(cwd) if !is_absolute(path) => normalize(&format!("{cwd}/{path}")),
+        _ => normalize(path),
+    };
     if let Some(root) = root.and_then(Path::to_str) {
-        let root = root.replace('\\', "/");
+        let root = normalize(root);
         let root = root.trim_end_matches('/');
         if let Some(relative) = path.strip_prefix(root).and_then(|rest| rest.strip_prefix('/')) {
             return Some(relative.to_owned());
         }
     }
     Some(path)
+}
+
+/// Whether `path` is absolute: from `/`, or a drive's (`C:\`, `C:/`).
+fn is_absolute(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    matches!(bytes.first(), Some(b'/' | b'\\'))
+        || (bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'/' | b'\\'))
+}
+
+/// `path` with `/` separators and its components resolved as text: empty and `.` ones dropped,
+/// a `..` removing the component before it (at the root of an absolute path there is none to
+/// remove; a relative path keeps its leading ones).
+fn normalize(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." && !(parts.len() == 1 && is_drive(last)) => {
+                    parts.pop();
+                }
+                Some(_) if !absolute && !parts.first().is_some_and(|p| is_drive(p)) => {
+                    parts.push("..");
+                }
+                None if !absolute => parts.push(".."),
+                _ => {}
+            },
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute { format!("/{joined}") } else { joined }
+}
+
+/// Whether a first component names a drive (`C:`).
+fn is_drive(part: &str) -> bool {
+    part.len() == 2 && part.as_bytes()[0].is_ascii_alphabetic() && part.as_bytes()[1] == b':'
 }
 
 /// The star-commands in a prompt: `*name` after the start or a non-word character, lowercase.
@@ -576,5 +635,42 @@ mod tests {
             Some("C:/work/n.ipynb")
         );
         assert_eq!(path(json!({"command": "ls"})), None);
+    }
+
+    /// Every spelling of a path names it once: doubled separators, `.`, `..`, a path relative
+    /// to the working folder (which may be below the root).
+    #[test]
+    fn tool_paths_are_normalized_before_a_glob_sees_them() {
+        let root = Path::new("/home/dev/acme");
+        let path = |file: &str, cwd: &str| {
+            let payload = json!({"cwd": cwd, "tool_input": {"file_path": file}});
+            tool_path(&payload, Some(root)).unwrap()
+        };
+        let cwd = "/home/dev/acme";
+        for spelling in [
+            "/home/dev/acme/secrets/a.txt",
+            "/home/dev/acme//secrets/a.txt",
+            "/home/dev/acme/./secrets/a.txt",
+            "/home/dev/acme/src/../secrets/a.txt",
+            "/home/dev/acme/src/lib/../../secrets//./a.txt",
+            "/home/dev//acme/secrets/a.txt",
+            "./secrets/a.txt",
+            "secrets/a.txt",
+            "secrets/x/../a.txt",
+            "\\home\\dev\\acme\\secrets\\a.txt",
+        ] {
+            assert_eq!(path(spelling, cwd), "secrets/a.txt", "{spelling}");
+        }
+        assert_eq!(path("../secrets/a.txt", "/home/dev/acme/src"), "secrets/a.txt");
+        assert_eq!(path("a.txt", "/home/dev/acme/secrets/"), "secrets/a.txt");
+        assert_eq!(path("/home/dev/acme/../../../../etc/passwd", cwd), "/etc/passwd");
+        assert_eq!(path("/home/dev/acme/../acme-other/a", cwd), "/home/dev/acme-other/a");
+        // A relative path without a working folder is normalized as it is.
+        let bare = |file: &str| {
+            tool_path(&json!({"tool_input": {"file_path": file}}), Some(root)).unwrap()
+        };
+        assert_eq!(bare("./secrets//a.txt"), "secrets/a.txt");
+        assert_eq!(bare("../../x/./y"), "../../x/y");
+        assert_eq!(bare("C:\\work\\..\\..\\n.ipynb"), "C:/n.ipynb");
     }
 }

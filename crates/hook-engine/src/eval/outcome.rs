@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use hook_model::EventKind;
 use serde_json::{Map, Value};
 
 use crate::memory::{Captured, Recall};
@@ -103,6 +104,20 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// Whether the rules refuse what the event carries: a call denied (its input, rewritten or
+    /// not, never runs), a prompt blocked or stopped (Claude Code drops it). What is refused is
+    /// not kept: a rule that blocks a prompt for holding a secret must not have it remembered.
+    /// A blocked `Stop` or `PostToolUse` refuses nothing of the kind: it asks the model for
+    /// more.
+    pub fn refuses(&self, kind: EventKind) -> bool {
+        let prompt = matches!(kind, EventKind::UserPromptSubmit | EventKind::UserPromptExpansion);
+        self.fired.iter().chain(&self.rechecked).any(|f| match f.decision {
+            Some(Decision::Deny) => true,
+            Some(Decision::Block) => prompt,
+            _ => prompt && f.stop.is_some(),
+        })
+    }
+
     /// At most the characters of context the fired rules give, labels and gaps included: when
     /// this fits the smallest budget, the budget cannot drop anything and the bracket need not
     /// be known.

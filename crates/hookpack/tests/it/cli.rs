@@ -1195,6 +1195,57 @@ fn signals_follow_the_memory_config() {
     );
 }
 
+/// What a rule blocks is never remembered (before, a prompt blocked for holding a secret was
+/// still captured, by its marker or by its signal, and came back at the next prompt): neither
+/// captured nor suggested, and the hook says nothing of remembering it.
+#[test]
+fn a_prompt_a_rule_blocks_is_never_remembered() {
+    const SECRETS: &str = r#"[pack]
+name = "secrets"
+
+[[rule]]
+id = "aws-key"
+on = "UserPromptSubmit"
+regex = ['AKIA[0-9A-Z]{16}']
+decision = "block"
+reason = "The prompt holds an AWS access key."
+"#;
+    let dir = project(
+        "memory-blocked",
+        &[
+            (".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n"),
+            (".claude/hookpack/packs/secrets.toml", SECRETS),
+        ],
+    );
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let prompt = |prompt: &str| {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+            "transcript_path": "/t", "cwd": "/p", "prompt": prompt});
+        let (status, stdout, stderr) = hook(EventKind::UserPromptSubmit, &dir, &payload);
+        assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+        stdout
+    };
+    for blocked in [
+        "[decision] the S3 key is AKIAIOSFODNN7EXAMPLE",
+        "I decided to use the key AKIAIOSFODNN7EXAMPLE for S3 uploads.",
+        "This is important: AKIAIOSFODNN7EXAMPLE is the key for S3",
+    ] {
+        let stdout = prompt(blocked);
+        assert!(stdout.contains("\"decision\":\"block\""), "{blocked}: {stdout}");
+        assert!(!stdout.contains("remember") && !stdout.contains("worth keeping"), "{stdout}");
+    }
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert!(listed.starts_with("no memories yet"), "{listed}");
+    // The same words without the key are remembered, and nothing of the key comes back.
+    let stdout = prompt("I decided to use the deploy key from the vault for S3 uploads.");
+    assert!(stdout.contains("hookpack remembered (decisions)"), "{stdout}");
+    let stdout = prompt("which deploy key do we use for S3 uploads?");
+    assert!(!stdout.contains("AKIA"), "{stdout}");
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert!(!listed.contains("AKIA") && listed.contains("from the vault"), "{listed}");
+}
+
 /// `[memory] max`: a hook that stores a memory past it removes the oldest; `memory prune` does
 /// the same at once, with the config's limits or its own, and `--dry-run` says what would go.
 #[test]
