@@ -10,9 +10,11 @@
 //! ```
 //!
 //! `region` 0 is the header and section table, 1–9 the sections in `Section::ALL` order; the
-//! offset is taken modulo the region's length. `op` (modulo 5): 0 sets a byte, 1 sets the
+//! offset is taken modulo the region's length. `op` (modulo 6): 0 sets a byte, 1 sets the
 //! aligned word, 2 adds a small signed delta to it, 3 sets it to a boundary value (0, 1,
-//! `u32::MAX`, …), 4 cuts the file there (and fixes the header's length). The CRC is then
+//! `u32::MAX`, …), 4 cuts the file there (and fixes the header's length), 5 writes a sequence
+//! that is not UTF-8 there (a stray byte, an overlong encoding, an encoded surrogate: what a
+//! string of the artifact must never be taken for). The CRC is then
 //! recomputed, so edits get past the checksum to the code behind it.
 //!
 //! Then: `Artifact::parse`, its CRC, the sources section, `Engine::new`, and every fixed
@@ -123,7 +125,7 @@ pub fn mutate(edits: &[u8]) -> Vec<u8> {
         let at = start + usize::from(u16::from_le_bytes([edit[2], edit[3]])) % len;
         let word_at = at & !3;
         let value = u32::from_le_bytes([edit[4], edit[5], edit[6], edit[7]]);
-        match edit[0] % 5 {
+        match edit[0] % 6 {
             0 => set(&mut bytes, at, &[edit[4]]),
             1 => set(&mut bytes, word_at, &value.to_le_bytes()),
             2 => {
@@ -136,6 +138,11 @@ pub fn mutate(edits: &[u8]) -> Vec<u8> {
                 let specials = [0, 1, 2, 0x7f, 0xff, 0xffff, 0x7fff_ffff, 0x8000_0000, u32::MAX];
                 let value = specials[usize::from(edit[4]) % specials.len()];
                 set(&mut bytes, word_at, &value.to_le_bytes());
+            }
+            5 => {
+                let ill_formed: [&[u8]; 5] =
+                    [b"\xff", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"];
+                set(&mut bytes, at, ill_formed[usize::from(edit[4]) % ill_formed.len()]);
             }
             _ => {
                 bytes.truncate(at);

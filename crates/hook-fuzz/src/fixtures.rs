@@ -9,6 +9,11 @@ use hook_engine::{Bracket, Engine, Facts, Mode, SessionState, memory};
 use hook_model::{EventKind, HookInput};
 use serde_json::{Value, json};
 
+/// `bytes` read as the hooks read a payload (`hook_model::json_from_slice`).
+fn damaged(bytes: &[u8]) -> Value {
+    hook_model::json_from_slice(bytes).expect("a damaged fixture reads leniently")
+}
+
 /// The payloads every engine is asked about: a guard's, keywords', a path's, a stop's and a
 /// compaction's.
 pub(crate) fn payloads() -> &'static [(EventKind, Value)] {
@@ -76,6 +81,24 @@ pub(crate) fn payloads() -> &'static [(EventKind, Value)] {
                 with("PreCompact", json!({ "trigger": "auto", "custom_instructions": "" })),
             ),
             (EventKind::SessionStart, with("SessionStart", json!({ "source": "compact" }))),
+            // What JavaScript's JSON carries and UTF-8 cannot, read as the hooks read it.
+            (
+                EventKind::PreToolUse,
+                damaged(
+                    b"{\"session_id\":\"fuzz\",\"cwd\":\"/project\",\"transcript_path\":\"/t\",\
+                      \"hook_event_name\":\"PreToolUse\",\"tool_use_id\":\"t3\",\"tool_name\":\
+                      \"Write\",\"tool_input\":{\"file_path\":\"/project/.ssh/id_\\ud800\xed\xa0\x80\",\
+                      \"content\":\"key \\udfff\xff\xc0\xaf\"}}",
+                ),
+            ),
+            (
+                EventKind::UserPromptSubmit,
+                damaged(
+                    b"{\"session_id\":\"fuzz\",\"cwd\":\"/project\",\"transcript_path\":\"/t\",\
+                      \"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"[decision] use \
+                      \\ud83d\\ud800 keys \xff <private>x\\udc00</private>\"}",
+                ),
+            ),
         ]
     })
 }

@@ -2,7 +2,9 @@
 //!
 //! The first byte picks the configuration and the capture (bit 0: markers; bits 1–2: the
 //! rule's namespace; bit 3: private tags `private`, `secret` and `p` instead of the default);
-//! the rest, read as UTF-8 (lossily), goes through `strip_private`, `has_marker`, `capture`,
+//! the rest, read as UTF-8 (lossily) and, when it is the body of a JSON string, also as a
+//! payload's string is read (escapes decoded; lone surrogates, overlong and other ill-formed
+//! sequences as U+FFFD), goes through `strip_private`, `has_marker`, `capture`,
 //! `terms`, `first_terms` and `path_terms`.
 //!
 //! The privacy property: when the text splits at NUL into three parts, none of which mentions a
@@ -25,7 +27,17 @@ use crate::Reached;
 /// When stripping, capturing or the terms break a property (see the module's documentation).
 pub fn run(data: &[u8]) -> Reached {
     let Some((&choice, rest)) = data.split_first() else { return Reached::Rejected };
-    let text = String::from_utf8_lossy(rest);
+    // The text as a payload's string carries it: escapes decoded, lone surrogates and bytes
+    // that are not UTF-8 read as U+FFFD (`hook_model::json_from_slice`), when it is one.
+    let quoted = [&b"\""[..], rest, b"\""].concat();
+    if let Ok(serde_json::Value::String(text)) = hook_model::json_from_slice(&quoted) {
+        let _ = run_on(choice, &text);
+    }
+    run_on(choice, &String::from_utf8_lossy(rest))
+}
+
+/// The target on `text`, with the configuration `choice` picks.
+fn run_on(choice: u8, text: &str) -> Reached {
     let mut config = MemorySettings::default();
     if choice & 8 != 0 {
         config.private_tags = vec!["private", "secret", "p"];
@@ -34,12 +46,12 @@ pub fn run(data: &[u8]) -> Reached {
         [usize::from(choice >> 1) & 3];
     let spec = CaptureSpec { namespace, confidence: 0.5, markers: choice & 1 != 0 };
 
-    if let Some(stripped) = strip_private(&text, &config.private_tags) {
+    if let Some(stripped) = strip_private(text, &config.private_tags) {
         assert!(stripped.len() <= text.len(), "stripping made the text longer");
         assert_eq!(stripped.trim(), stripped, "the stripped text is trimmed");
     }
-    let _ = has_marker(&text, &config);
-    for captured in capture("fuzz/rule", &text, spec, &config) {
+    let _ = has_marker(text, &config);
+    for captured in capture("fuzz/rule", text, spec, &config) {
         assert!(!captured.text.trim().is_empty(), "an empty capture");
         assert!(
             captured.text.chars().count() <= MAX_MEMORY_CHARS + 1,
@@ -52,10 +64,10 @@ pub fn run(data: &[u8]) -> Reached {
             captured.namespace
         );
     }
-    check_terms(&text);
-    let _ = path_terms(&text);
+    check_terms(text);
+    let _ = path_terms(text);
 
-    privacy(&text, &config.private_tags)
+    privacy(text, &config.private_tags)
 }
 
 /// [`terms`] has no duplicate, and [`first_terms`] is its beginning.

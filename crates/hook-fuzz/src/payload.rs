@@ -1,9 +1,18 @@
 //! The `payload` target: the fuzzer's bytes as the stdin of every event's hook.
 //!
-//! For each event: `HookInput::from_value` on the bytes parsed as JSON, the engine's payload
-//! helpers, and the whole runtime (`hook_runtime::run`) where no project and no user uses
-//! hookpack, checking its output contract (ARCHITECTURE.md, `hook-runtime`): stdout empty or
-//! exactly one JSON object, stderr empty or one line, exit status proceed.
+//! For each event: `HookInput::from_value` on the bytes parsed as JSON (as the hooks parse
+//! them: `hook_model::json_from_slice`, which reads lone surrogates and bytes that are not
+//! UTF-8), the engine's payload helpers, and the whole runtime (`hook_runtime::run`) where no
+//! project and no user uses hookpack, checking its output contract (ARCHITECTURE.md,
+//! `hook-runtime`): stdout empty or exactly one JSON object, stderr empty or one line, exit
+//! status proceed.
+//!
+//! A payload that parses is then written again with one kind of damage JavaScript's JSON can
+//! carry (a lone surrogate escape, either half) or a careless writer could (a stray byte, an
+//! overlong or surrogate encoding) at the end of every string value, the kind picked by the
+//! input's bytes. The damaged bytes must read as the same payload with U+FFFD at the end of
+//! each string (a guard judges the call, not nothing), be typed as the original is as a
+//! `PreToolUse` and a `UserPromptSubmit` payload, and go through the runtime as above.
 
 use std::path::Path;
 
@@ -25,7 +34,85 @@ pub const MAX_STDERR_LINE: usize = 500;
 ///
 /// When a parser or the runtime panics, or a hook's output breaks its contract.
 pub fn run(data: &[u8]) -> Reached {
-    let value: Option<Value> = serde_json::from_slice(data).ok();
+    let reached = run_once(data);
+    if let Ok(value) = hook_model::json_from_slice(data) {
+        damaged(data, &value);
+    }
+    reached
+}
+
+/// What JSON strings may carry that UTF-8 cannot: a lone high and low surrogate escape, a
+/// stray byte, an overlong `/`, a surrogate encoded in UTF-8.
+const DAMAGE: [&[u8]; 5] = [br"\ud800", br"\udfff", b"\xff", b"\xc0\xaf", b"\xed\xa0\x80"];
+
+/// Checks `value` written again with one kind of [`DAMAGE`] at the end of every string value.
+fn damaged(data: &[u8], value: &Value) {
+    let kind = data.iter().fold(0usize, |sum, &b| sum.wrapping_add(usize::from(b)));
+    let damage = DAMAGE[kind % DAMAGE.len()];
+    let text = value.to_string();
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    let mut in_string = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if in_string && byte == b'\\' {
+            out.extend_from_slice(&bytes[at..at + 2]);
+            at += 2;
+            continue;
+        }
+        if byte == b'"' {
+            if in_string {
+                // A value, not a key: what follows the string is not a `:`.
+                if bytes.get(at + 1) != Some(&b':') {
+                    out.extend_from_slice(damage);
+                }
+            }
+            in_string = !in_string;
+        }
+        out.push(byte);
+        at += 1;
+    }
+    let read = hook_model::json_from_slice(&out)
+        .unwrap_or_else(|err| panic!("damaged strings made the payload unreadable: {err}"));
+    assert!(same_but_replaced(value, &read), "damaged: {read} is not {value} with U+FFFD");
+    // The guard's and the prompt's payloads have no closed set of strings but the event's
+    // name (which Claude Code writes): damaged, they are typed as before (elsewhere a value of
+    // a closed set, damaged, is none of it).
+    let mut typed = read.clone();
+    if let (Some(fields), Some(name)) = (typed.as_object_mut(), value.get("hook_event_name")) {
+        fields.insert("hook_event_name".to_owned(), name.clone());
+    }
+    for kind in [EventKind::PreToolUse, EventKind::UserPromptSubmit] {
+        assert_eq!(
+            HookInput::from_value(kind, value).is_ok(),
+            HookInput::from_value(kind, &typed).is_ok(),
+            "{kind:?}: damaged strings changed whether the payload is typed"
+        );
+    }
+    let _ = run_once(&out);
+}
+
+/// Whether `read` is `original` with one or more U+FFFD at the end of every string value.
+fn same_but_replaced(original: &Value, read: &Value) -> bool {
+    match (original, read) {
+        (Value::String(a), Value::String(b)) => b
+            .strip_prefix(a.as_str())
+            .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c == '\u{fffd}')),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_but_replaced(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter().all(|(k, a)| b.get(k).is_some_and(|b| same_but_replaced(a, b)))
+        }
+        (a, b) => a == b,
+    }
+}
+
+/// The target on one stdin.
+fn run_once(data: &[u8]) -> Reached {
+    let value: Option<Value> = hook_model::json_from_slice(data).ok();
     let env = Env::default();
     let mut reached = if value.is_some() { Reached::Parsed } else { Reached::Rejected };
     for &kind in EventKind::ALL {

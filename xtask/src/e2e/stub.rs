@@ -221,6 +221,11 @@ pub(crate) fn is_compaction(request: &Value) -> bool {
     last.to_string().contains("Respond with TEXT ONLY")
 }
 
+/// In a scripted tool input, the character that stands for a lone surrogate: the model's
+/// JSON gets the escape `\ud800` in its place, which JavaScript reads and Rust's strings
+/// cannot hold (a scenario writes it `\uE000`).
+const LONE_SURROGATE: char = '\u{E000}';
+
 /// The whole message for `turn`, as if `tokens` were in the context.
 fn message(turn: &Turn, model: &str, n: usize, tokens: u64) -> Value {
     let (content, stop) = match turn {
@@ -256,7 +261,7 @@ fn events_of(message: &Value) -> Vec<(&'static str, String)> {
             Some("tool_use") => {
                 let mut opening = block.clone();
                 opening["input"] = json!({});
-                let partial = block["input"].to_string();
+                let partial = block["input"].to_string().replace(LONE_SURROGATE, r"\ud800");
                 (opening, json!({"type": "input_json_delta", "partial_json": partial}))
             }
             _ => (
@@ -306,6 +311,10 @@ mod tests {
         );
         let delta: Value = serde_json::from_str(&events[2].1).unwrap_or_default();
         assert_eq!(delta["delta"]["partial_json"], r#"{"command":"ls"}"#);
+        let odd =
+            super::message(&Turn::Tool("Write".into(), json!({"content": "a\u{E000}"})), "m", 1, 1);
+        let delta: Value = serde_json::from_str(&events_of(&odd)[2].1).unwrap();
+        assert_eq!(delta["delta"]["partial_json"], r#"{"content":"a\ud800"}"#);
         let end: Value = serde_json::from_str(&events[4].1).unwrap_or_default();
         assert_eq!(end["delta"]["stop_reason"], "tool_use");
     }
