@@ -222,7 +222,8 @@ pub fn peek(installation_dir: &Path, id: &str) -> Option<Record> {
 /// The records of the most recently saved sessions but `except` that `keep` keeps, newest
 /// first, at most `max`, each read without its lock (a record being written is read from its
 /// other slot); those that cannot be read are left out. At most [`MAX_LISTED`] files are looked
-/// at (sessions are removed after `[state] max_age_days`).
+/// at (sessions are removed after `[state] max_age_days`), and of them the newest
+/// [`MAX_READ`] (or `max`, when more) read.
 pub fn recent(
     installation_dir: &Path,
     except: &str,
@@ -244,7 +245,9 @@ pub fn recent(
         .collect();
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     let mut found = Vec::new();
-    for (_, path) in files {
+    // Newest first, and no more than the newest [`MAX_READ`]: files planted in the folder (a
+    // repository can commit it, and a checkout makes its files the newest) cost a bounded read.
+    for (_, path) in files.into_iter().take(MAX_READ.max(max)) {
         if found.len() >= max {
             break;
         }
@@ -293,6 +296,9 @@ pub fn summaries(
 
 /// Session files [`recent`] looks at, at most.
 const MAX_LISTED: usize = 16_384;
+
+/// Session files [`recent`] reads, at most (each holds two slots of at most 256 KiB).
+const MAX_READ: usize = 128;
 
 /// How many session records the installation folder holds.
 pub fn count(installation_dir: &Path) -> usize {
@@ -806,6 +812,29 @@ mod tests {
             assert_eq!(peek(&dir, id).unwrap().state.prompt_count, 3, "{id}");
         }
         assert_eq!(fs::read(&outside).unwrap(), b"keep me");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Records planted in the folder cost a bounded read: past the newest [`MAX_READ`] files,
+    /// none is read (before, every one of up to 16,384 was, half a MiB each).
+    #[test]
+    fn only_the_newest_session_files_are_read() {
+        let dir = temp_dir("planted");
+        let sessions = sessions(&dir);
+        let mut wanted = sample("wanted");
+        wanted.handoff = Some("wanted".into());
+        sessions.lock("wanted").unwrap().save(&wanted).unwrap();
+        let long_ago = SystemTime::now() - Duration::from_hours(24);
+        let file = File::options().write(true).open(dir.join(SESSIONS_DIR).join("wanted"));
+        file.unwrap().set_modified(long_ago).unwrap();
+        let is_wanted = |r: &Record| r.handoff.as_deref() == Some("wanted");
+        for i in 0..MAX_READ - 1 {
+            let id = format!("planted-{i}");
+            sessions.lock(&id).unwrap().save(&sample(&id)).unwrap();
+        }
+        assert_eq!(recent(&dir, "current", 1, is_wanted).len(), 1, "within the newest");
+        sessions.lock("one-more").unwrap().save(&sample("one-more")).unwrap();
+        assert_eq!(recent(&dir, "current", 1, is_wanted).len(), 0, "past the newest");
         fs::remove_dir_all(dir).unwrap();
     }
 
