@@ -7,6 +7,7 @@ mod doctor;
 mod explain;
 mod import;
 mod install;
+mod plugin;
 mod share;
 
 use std::path::{Path, PathBuf};
