@@ -17,6 +17,7 @@ use hook_engine::layout;
 use hook_model::EventKind;
 use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
+use hook_runtime::git::Repository;
 use rules_compiler::Layout;
 use serde_json::json;
 
@@ -157,14 +158,28 @@ pub(crate) fn claude_dir() -> Option<PathBuf> {
 }
 
 /// Where the hook binaries are: `--hooks DIR`, else beside this `hookpack` (as `cargo xtask
-/// install` puts them, and as cargo builds them), else on `PATH`.
-pub(crate) fn hooks_dir(given: Option<&Path>, wanted: &[Wanted]) -> anyhow::Result<PathBuf> {
+/// install` puts them, and as cargo builds them), else in an absolute folder of `PATH`. Never
+/// in the repository holding the project (`repository`): its programs are not hooks to wire
+/// (`--hooks` there is refused, such a folder of `PATH` passed over).
+pub(crate) fn hooks_dir(
+    given: Option<&Path>,
+    wanted: &[Wanted],
+    repository: Option<&Repository>,
+) -> anyhow::Result<PathBuf> {
     let probe = EventKind::PreToolUse.binary_name();
     let holds_all = |dir: &Path| {
         dir.join(probe).is_file() && wanted.iter().all(|w| dir.join(w.kind.binary_name()).is_file())
     };
+    let inside = |dir: &Path| repository.is_some_and(|repository| repository.contains(dir));
     if let Some(dir) = given {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if inside(&dir) {
+            bail!(
+                "{} is inside the repository that holds the project: its programs are the \
+                 repository's, not hooks to wire (install the hooks with `cargo xtask install`)",
+                dir.display()
+            );
+        }
         if !holds_all(&dir) {
             bail!(
                 "{} does not hold a hookpack-<event> for every event the rules need",
@@ -179,7 +194,7 @@ pub(crate) fn hooks_dir(given: Option<&Path>, wanted: &[Wanted]) -> anyhow::Resu
         .unwrap_or_default();
     beside
         .into_iter()
-        .chain(on_path.into_iter().filter(|d| d.is_absolute()))
+        .chain(on_path.into_iter().filter(|d| d.is_absolute() && !inside(d)))
         .find(|dir| holds_all(dir))
         .with_context(|| {
             format!(
@@ -339,7 +354,11 @@ pub(crate) fn install_quietly(
 ) -> anyhow::Result<String> {
     let installation = installation(layout).context("no project and no user folder")?;
     let wanted = wanted_by(&installation)?;
-    let dir = hooks_dir(hooks, &wanted)?;
+    let repository = match &installation {
+        Installation::Project { root, .. } => Some(Repository::of(root)),
+        Installation::User { .. } => None,
+    };
+    let dir = hooks_dir(hooks, &wanted, repository.as_ref())?;
     let settings = SettingsFile::of(scope, &installation)?;
     let before = settings.read()?;
     let after =

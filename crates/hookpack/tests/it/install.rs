@@ -347,3 +347,43 @@ fn a_planted_receipt_is_not_restored() {
     assert!(!settings(&dir).contains("planted.sh"), "{said}\n{}", settings(&dir));
     assert_eq!(settings(&dir), SETTINGS, "{said}");
 }
+
+/// Hook binaries the repository holds (in a folder on `PATH`, as direnv or a package manager
+/// puts one, or named with `--hooks`) are not wired: every hook would run its program.
+#[test]
+fn install_wires_no_program_of_the_repository() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli/install-repo-bin");
+    let _ = std::fs::remove_dir_all(&base);
+    let repo = base.join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let project = repo.join("app");
+    std::fs::create_dir_all(project.join(".claude/hookpack/packs")).unwrap();
+    std::fs::write(project.join(".claude/hookpack/packs/team.toml"), PACK).unwrap();
+    assert!(hookpack(&project, &["compile"]).status.success());
+    let planted = fake_bin_at(&repo.join("node_modules/.bin"));
+    let installed = fake_bin(&base);
+    // A hookpack with no hooks beside it, as one installed elsewhere than its hooks.
+    let alone = crate::bin_dir(&base).with_extension("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_hookpack"), alone.join("hookpack")).unwrap();
+    let path = std::env::join_paths([&planted, &installed]).unwrap();
+    let out = std::process::Command::new(alone.join("hookpack"))
+        .arg("install")
+        .current_dir(&project)
+        .env_clear()
+        .env("XDG_CONFIG_HOME", project.join(".no-user-config"))
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let wired = settings(&project);
+    assert!(!wired.contains("node_modules"), "{said}\n{wired}");
+    assert!(wired.contains(installed.to_str().unwrap()), "{said}\n{wired}");
+
+    let out = hookpack(&project, &["install", "--hooks", planted.to_str().unwrap()]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("inside the repository"), "{said}");
+    assert!(!settings(&project).contains("node_modules"), "{said}");
+}
