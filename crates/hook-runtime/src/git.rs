@@ -8,6 +8,8 @@ use std::path::{Component, Path, PathBuf};
 use hook_engine::bounded::read_regular;
 use hook_engine::text::is_bidi_control;
 
+use crate::{Env, PROJECT_SUBDIR};
+
 /// The most bytes of `.git` (a file, in a worktree or submodule) and of `HEAD` read.
 const MAX_HEAD_BYTES: u64 = 4096;
 
@@ -82,10 +84,12 @@ fn linked(dot_git: &Path) -> Option<Linked> {
 }
 
 /// The folders a repository holding a project owns, with their links resolved: the project
-/// itself, the repository's top level (the first folder from the project up holding `.git`, a
-/// folder or a file) and, when that `.git` is a file leading to `<main>/.git/worktrees/<name>`
-/// (a `git worktree`, Claude Code's `.claude/worktrees/<name>` among them) or
-/// `<main>/.git/modules/<name>` (a submodule), `<main>` too. Every file under them may be the
+/// itself, the outermost folder above it that is a project too (holding `.claude/hookpack/`,
+/// the home folder and those above it not counted), the repository's top level (the first
+/// folder from the project up holding `.git`, a folder or a file) and, when that `.git` is a
+/// file leading to `<main>/.git/worktrees/<name>` (a `git worktree`, Claude Code's
+/// `.claude/worktrees/<name>` among them) or `<main>/.git/modules/<name>` (a submodule),
+/// `<main>` too. Every file under them may be the
 /// repository's: hookpack runs none of them, writes nowhere they lead and follows no link out
 /// of them (reference §5). Found without a git process, in bounded reads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -103,8 +107,20 @@ impl Repository {
             let main = meta.is_file().then(|| linked(&dot_git)).flatten().and_then(|l| l.main);
             roots.extend(top.into_iter().chain(main));
         }
-        if !roots.iter().any(|root| project.starts_with(root)) {
-            roots.push(project);
+        // The outermost project holding this one (an archive holds both), short of the home
+        // folder: hookpack's own folders are there.
+        let home = Env::from_process().home.and_then(|home| std::fs::canonicalize(home).ok());
+        let outer = project
+            .ancestors()
+            .take(MAX_DEPTH)
+            .take_while(|dir| home.as_ref().is_none_or(|home| !home.starts_with(dir)))
+            .filter(|dir| dir.join(PROJECT_SUBDIR).is_dir())
+            .last()
+            .map(Path::to_path_buf);
+        for root in outer.into_iter().chain([project]) {
+            if !roots.iter().any(|known| root.starts_with(known)) {
+                roots.push(root);
+            }
         }
         Repository { roots }
     }
@@ -329,6 +345,20 @@ mod tests {
         // No repository: the project alone.
         std::fs::create_dir_all(dir.join("plain")).unwrap();
         assert_eq!(Repository::of(&dir.join("plain")).roots().len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_project_below_another_project_is_inside_that_one() {
+        // No git: an unpacked archive holding a project, and another one below it.
+        let dir = scratch("nested-projects");
+        let outer = dir.join("outer");
+        let inner = outer.join("packages/inner");
+        std::fs::create_dir_all(outer.join(".claude/hookpack")).unwrap();
+        std::fs::create_dir_all(inner.join(".claude/hookpack")).unwrap();
+        let repo = Repository::of(&inner);
+        assert!(repo.contains(&outer.join("tools/hookpack-stop")), "{repo:?}");
+        assert!(!repo.contains(&dir.join("bin/hookpack-stop")), "{repo:?}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
