@@ -142,6 +142,13 @@ pub const VARS: [&str; 7] =
 /// The longest a variable's value is given (`{session_id}` comes from the payload).
 const MAX_VAR_CHARS: usize = 200;
 
+/// Whether `c` is a Unicode bidirectional control (embeddings and overrides U+202A–U+202E,
+/// isolates U+2066–U+2069, the marks U+200E, U+200F and U+061C): in a text shown to the model
+/// or the user, one makes what follows read in another order than it is.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
 /// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}`, `{bracket}` and
 /// `{used_percent}` replaced by what it stands for (`none` where there is nothing: no branch, no
 /// issue in it, the window not read);
@@ -151,9 +158,10 @@ pub fn expand(text: String, vars: &Vars<'_>) -> String {
     if !text.contains('{') || !VARS.iter().any(|v| text.contains(&format!("{{{v}}}"))) {
         return text;
     }
-    let capped = |value: &str| match value.char_indices().nth(MAX_VAR_CHARS) {
-        Some((cut, _)) => value[..cut].to_owned(),
-        None => value.to_owned(),
+    // What comes from the repository (the branch, its issue) or the payload, without the
+    // bidirectional controls that would make the text around it read in another order.
+    let capped = |value: &str| -> String {
+        value.chars().filter(|&c| !is_bidi_control(c)).take(MAX_VAR_CHARS).collect()
     };
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text.as_str();
@@ -387,6 +395,24 @@ mod tests {
         // Many unclosed braces: linear, and left as they are.
         let braces = format!("{}{{branch}}", "{".repeat(100_000));
         assert!(expand(braces, &vars).ends_with("{feature/ABC-7-x"));
+    }
+
+    #[test]
+    fn variables_carry_no_bidi_controls() {
+        // A branch named to reorder what the model reads: `main` shown, an order hidden.
+        let branch = "fix\u{202E}\u{2066}-ABC-7\u{2069}\u{200F}\u{061C}\u{202A}";
+        let vars = Vars {
+            branch: Some(branch),
+            issue: Some("ABC\u{202D}-7"),
+            previous_branch: Some("\u{200E}main"),
+            session_id: "s\u{2067}1",
+            prompt_count: 1,
+            bracket: "fresh",
+            used_percent: None,
+        };
+        let text = expand("{branch} {issue} {previous_branch} {session_id}".to_owned(), &vars);
+        assert_eq!(text, "fix-ABC-7 ABC-7 main s1");
+        assert!(!text.chars().any(is_bidi_control));
     }
 
     #[test]

@@ -1,9 +1,14 @@
-//! The project's current git branch, read from `.git/HEAD` as git writes it: no git process,
-//! two small bounded reads, and only for rules that ask (`branch`, `{branch}`, `{issue}`).
+//! The project's repository, read as git lays it out on disk: no git process, small bounded
+//! reads. [`current_branch`] reads the branch from `.git/HEAD`, only for rules that ask
+//! (`branch`, `{branch}`, `{issue}`); [`Repository`] is what "inside the repository" means
+//! wherever hookpack refuses a repository's files (reference §5).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use hook_engine::bounded::read_regular;
+use hook_engine::text::is_bidi_control;
+
+use crate::{Env, PROJECT_SUBDIR};
 
 /// The most bytes of `.git` (a file, in a worktree or submodule) and of `HEAD` read.
 const MAX_HEAD_BYTES: u64 = 4096;
@@ -15,28 +20,152 @@ const MAX_DEPTH: usize = 64;
 /// `.git` from `start` up): `Some("feature/42-login")` when `HEAD` names a branch, `None` when
 /// it is detached, there is no repository, or anything read is not as git writes it. A
 /// worktree's (or a submodule's) `.git` file sends the reading to the `HEAD` of the folder it
-/// names.
+/// names, when that is the folder's own or a `.git/worktrees/<name>` or `.git/modules/<name>`
+/// folder; a `HEAD` that is a symbolic link is not read.
 pub fn current_branch(start: &Path) -> Option<String> {
-    let (dot_git, meta) = start.ancestors().take(MAX_DEPTH).find_map(|dir| {
-        let dot_git = dir.join(".git");
-        std::fs::symlink_metadata(&dot_git).ok().map(|meta| (dot_git, meta))
-    })?;
-    let root = dot_git.parent()?.to_path_buf();
+    let (dot_git, meta) = dot_git_above(start)?;
     let git_dir = if meta.is_dir() {
         dot_git
     } else if meta.is_file() {
-        worktree_dir(&root, &read_regular(&dot_git, MAX_HEAD_BYTES).ok()?)?
+        linked(&dot_git)?.git_dir
     } else {
         return None;
     };
-    branch_of(&read_regular(&git_dir.join("HEAD"), MAX_HEAD_BYTES).ok()?)
+    let head = git_dir.join("HEAD");
+    if !std::fs::symlink_metadata(&head).ok()?.is_file() {
+        return None;
+    }
+    branch_of(&read_regular(&head, MAX_HEAD_BYTES).ok()?)
 }
 
-/// The folder a `.git` file names (`gitdir: <path>`, relative to `root` when not absolute).
-fn worktree_dir(root: &Path, bytes: &[u8]) -> Option<PathBuf> {
-    let text = std::str::from_utf8(bytes).ok()?;
+/// The first `.git` (a folder, a file or anything else) in `start` or a folder above it.
+fn dot_git_above(start: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    start.ancestors().take(MAX_DEPTH).find_map(|dir| {
+        let dot_git = dir.join(".git");
+        std::fs::symlink_metadata(&dot_git).ok().map(|meta| (dot_git, meta))
+    })
+}
+
+/// Where a `.git` file leads.
+struct Linked {
+    /// The folder its `gitdir:` line names, links resolved.
+    git_dir: PathBuf,
+    /// The top level of the repository whose `.git/worktrees/<name>` or `.git/modules/<name>`
+    /// that is (the main worktree of a worktree, the superproject of a submodule).
+    main: Option<PathBuf>,
+}
+
+/// Where the `.git` file `dot_git` leads (`gitdir: <path>`, relative to its folder when not
+/// absolute), when git could have written it: to a folder of the file's own folder, or to
+/// `<repository>/.git/worktrees/<name>` or `<repository>/.git/modules/<name>…`. Anything else
+/// (a folder of another repository, of the user's) is not followed.
+fn linked(dot_git: &Path) -> Option<Linked> {
+    let top = std::fs::canonicalize(dot_git.parent()?).ok()?;
+    let bytes = read_regular(dot_git, MAX_HEAD_BYTES).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
     let path = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    (!path.is_empty()).then(|| root.join(path))
+    if path.is_empty() {
+        return None;
+    }
+    let git_dir = std::fs::canonicalize(top.join(path)).ok()?;
+    if git_dir.starts_with(&top) {
+        return Some(Linked { git_dir, main: None });
+    }
+    let main = git_dir.ancestors().take(MAX_DEPTH).find_map(|dir| {
+        let rest: Vec<Component<'_>> = git_dir.strip_prefix(dir).ok()?.components().collect();
+        let shaped = match rest.first()?.as_os_str().to_str()? {
+            "worktrees" => rest.len() == 2,
+            "modules" => rest.len() >= 2,
+            _ => false,
+        };
+        (dir.file_name()? == ".git" && shaped).then(|| dir.parent().map(Path::to_path_buf))?
+    })?;
+    Some(Linked { git_dir, main: Some(main) })
+}
+
+/// The folders a repository holding a project owns, with their links resolved: the project
+/// itself, the outermost folder above it that is a project too (holding `.claude/hookpack/`,
+/// the home folder and those above it not counted), the repository's top level (the first
+/// folder from the project up holding `.git`, a folder or a file) and, when that `.git` is a
+/// file leading to `<main>/.git/worktrees/<name>` (a `git worktree`, Claude Code's
+/// `.claude/worktrees/<name>` among them) or `<main>/.git/modules/<name>` (a submodule),
+/// `<main>` too. Every file under them may be the
+/// repository's: hookpack runs none of them, writes nowhere they lead and follows no link out
+/// of them (reference §5). Found without a git process, in bounded reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repository {
+    roots: Vec<PathBuf>,
+}
+
+impl Repository {
+    /// The repository holding `project` (only the project, where there is none).
+    pub fn of(project: &Path) -> Repository {
+        let mut roots = Vec::new();
+        let Ok(project) = std::fs::canonicalize(project) else { return Repository { roots } };
+        if let Some((dot_git, meta)) = dot_git_above(&project) {
+            let top = dot_git.parent().map(Path::to_path_buf);
+            let main = meta.is_file().then(|| linked(&dot_git)).flatten().and_then(|l| l.main);
+            roots.extend(top.into_iter().chain(main));
+        }
+        // The outermost project holding this one (an archive holds both), short of the home
+        // folder: hookpack's own folders are there.
+        let home = Env::from_process().home.and_then(|home| std::fs::canonicalize(home).ok());
+        let outer = project
+            .ancestors()
+            .take(MAX_DEPTH)
+            .take_while(|dir| home.as_ref().is_none_or(|home| !home.starts_with(dir)))
+            .filter(|dir| dir.join(PROJECT_SUBDIR).is_dir())
+            .last()
+            .map(Path::to_path_buf);
+        for root in outer.into_iter().chain([project]) {
+            if !roots.iter().any(|known| root.starts_with(known)) {
+                roots.push(root);
+            }
+        }
+        Repository { roots }
+    }
+
+    /// Its folders, links resolved.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether `path`, its links resolved (as far as it exists), is in one of its folders.
+    pub fn contains(&self, path: &Path) -> bool {
+        resolved(path).is_some_and(|real| self.roots.iter().any(|root| real.starts_with(root)))
+    }
+}
+
+/// `path` with its links resolved: the longest part of it that exists canonicalized, a link
+/// that leads nowhere (yet) followed all the same, the rest added as written (`..` taking a
+/// folder off). `None` when it cannot be told (links in a loop, or more than 40 of them).
+pub fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut path = std::path::absolute(path).ok()?;
+    for _ in 0..40 {
+        let (real, missing) = path.ancestors().find_map(|dir| {
+            let real = std::fs::canonicalize(dir).ok()?;
+            Some((real, path.strip_prefix(dir).ok()?.to_path_buf()))
+        })?;
+        let mut parts = missing.components();
+        let Some(first) = parts.next() else { return Some(real) };
+        let link = real.join(first);
+        if std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()) {
+            path = real.join(std::fs::read_link(&link).ok()?).join(parts.as_path());
+            continue;
+        }
+        let mut real = real;
+        for part in missing.components() {
+            match part {
+                Component::ParentDir => {
+                    real.pop();
+                }
+                Component::Normal(name) => real.push(name),
+                _ => {}
+            }
+        }
+        return Some(real);
+    }
+    None
 }
 
 /// The branch a `HEAD` file names: `ref: refs/heads/<branch>` on one line.
@@ -44,13 +173,13 @@ fn branch_of(bytes: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut lines = text.lines();
     let branch = lines.next()?.strip_prefix("ref:")?.trim().strip_prefix("refs/heads/")?;
-    // One line, and a name git could have made (no control characters or spaces).
     // A name git accepts (`git check-ref-format`, in short): no control characters, spaces or
     // `~^:?*[\`, no `..` or `@{`, no part starting with `.` or ending in `.lock` (a reftable
-    // repository's `HEAD` names `.invalid`).
+    // repository's `HEAD` names `.invalid`). Nor, since the name goes into the model's context,
+    // a bidirectional control, which would show the text around it in another order.
     let valid = !branch.is_empty()
         && branch.len() <= 255
-        && !branch.chars().any(|c| c.is_control() || " ~^:?*[\\".contains(c))
+        && !branch.chars().any(|c| c.is_control() || is_bidi_control(c) || " ~^:?*[\\".contains(c))
         && !branch.contains("..")
         && !branch.contains("@{")
         && branch.split('/').all(|part| {
@@ -92,6 +221,19 @@ mod tests {
     }
 
     #[test]
+    fn a_branch_name_with_bidi_controls_is_refused() {
+        for head in [
+            "ref: refs/heads/fix\u{202E}txt.exe\n",
+            "ref: refs/heads/a\u{2066}b\u{2069}\n",
+            "ref: refs/heads/\u{200F}main\n",
+            "ref: refs/heads/main\u{061C}\n",
+        ] {
+            let head = head.as_bytes();
+            assert_eq!(branch_of(head), None, "{head:?}");
+        }
+    }
+
+    #[test]
     fn a_repository_and_a_worktree() {
         let dir = std::env::temp_dir().join(format!("hookpack-git-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -119,6 +261,104 @@ mod tests {
         if status.is_ok_and(|s| s.success()) {
             assert_eq!(current_branch(&main), None);
         }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A scratch folder of its own for a test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("hookpack-git-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_linked_head_is_not_followed() {
+        let dir = scratch("linked-head");
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::write(dir.join("elsewhere"), "ref: refs/heads/secret-branch\n").unwrap();
+        std::os::unix::fs::symlink(dir.join("elsewhere"), repo.join(".git/HEAD")).unwrap();
+        assert_eq!(current_branch(&repo), None);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_git_file_into_another_repository_is_not_followed() {
+        let dir = scratch("gitdir-out");
+        // The user's other repository, outside the cloned one.
+        let other = dir.join("private/.git");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("HEAD"), "ref: refs/heads/secret-branch\n").unwrap();
+        let repo = dir.join("clone");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join(".git"), "gitdir: ../private/.git\n").unwrap();
+        assert_eq!(current_branch(&repo), None);
+        // A folder of a repository's `.git` that is no worktree's or submodule's either.
+        std::fs::create_dir_all(other.join("refs/x")).unwrap();
+        std::fs::write(other.join("refs/x/HEAD"), "ref: refs/heads/secret-branch\n").unwrap();
+        std::fs::write(repo.join(".git"), "gitdir: ../private/.git/refs/x\n").unwrap();
+        assert_eq!(current_branch(&repo), None);
+        // A worktree's and a submodule's folders are followed.
+        for (folder, branch) in [("worktrees/wt", "wt-branch"), ("modules/lib/sub", "sub-branch")] {
+            std::fs::create_dir_all(other.join(folder)).unwrap();
+            let head = format!("ref: refs/heads/{branch}\n");
+            std::fs::write(other.join(folder).join("HEAD"), head).unwrap();
+            std::fs::write(repo.join(".git"), format!("gitdir: ../private/.git/{folder}\n"))
+                .unwrap();
+            assert_eq!(current_branch(&repo).as_deref(), Some(branch));
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_repository_of_a_project_in_a_subfolder_or_a_worktree() {
+        let dir = scratch("repository");
+        let main = dir.join("main");
+        std::fs::create_dir_all(main.join(".git/worktrees/feature")).unwrap();
+        std::fs::create_dir_all(main.join("sub/project")).unwrap();
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap();
+        // A project in a subfolder: the repository is the top level.
+        let repo = Repository::of(&main.join("sub/project"));
+        assert_eq!(repo.roots(), [real(&main)]);
+        assert!(repo.contains(&main.join("sub/project/../../tools/hookpack-stop")));
+        assert!(repo.contains(&main.join("tools/not-there-yet")));
+        assert!(!repo.contains(&dir.join("bin/hookpack-stop")));
+        // Claude Code's worktree inside the repository, and a `git worktree` beside it.
+        let claude = main.join(".claude/worktrees/feature");
+        let beside = dir.join("feature");
+        for worktree in [&claude, &beside] {
+            std::fs::create_dir_all(worktree).unwrap();
+            let gitdir = format!("gitdir: {}\n", main.join(".git/worktrees/feature").display());
+            std::fs::write(worktree.join(".git"), gitdir).unwrap();
+            let repo = Repository::of(worktree);
+            assert!(repo.contains(&main.join("tools/hookpack-stop")), "{repo:?}");
+            assert!(repo.contains(&worktree.join("x")), "{repo:?}");
+            assert!(!repo.contains(&dir.join("bin/hookpack-stop")), "{repo:?}");
+        }
+        // A link out of the repository is followed to where it leads.
+        std::os::unix::fs::symlink(dir.join("bin"), main.join("out")).unwrap();
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        assert!(!repo.contains(&main.join("out/hookpack-stop")));
+        std::os::unix::fs::symlink(main.join("tools"), dir.join("in")).unwrap();
+        assert!(repo.contains(&dir.join("in/hookpack-stop")));
+        // No repository: the project alone.
+        std::fs::create_dir_all(dir.join("plain")).unwrap();
+        assert_eq!(Repository::of(&dir.join("plain")).roots().len(), 1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_project_below_another_project_is_inside_that_one() {
+        // No git: an unpacked archive holding a project, and another one below it.
+        let dir = scratch("nested-projects");
+        let outer = dir.join("outer");
+        let inner = outer.join("packages/inner");
+        std::fs::create_dir_all(outer.join(".claude/hookpack")).unwrap();
+        std::fs::create_dir_all(inner.join(".claude/hookpack")).unwrap();
+        let repo = Repository::of(&inner);
+        assert!(repo.contains(&outer.join("tools/hookpack-stop")), "{repo:?}");
+        assert!(!repo.contains(&dir.join("bin/hookpack-stop")), "{repo:?}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

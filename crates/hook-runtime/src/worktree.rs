@@ -28,6 +28,10 @@ pub(crate) enum WorktreeError {
     NotUtf8(PathBuf),
     /// A worktree path not under the repository's `.claude/worktrees/`.
     NotOurs { path: String, under: PathBuf },
+    /// A folder on the way to the worktree that is a symbolic link, or not a folder.
+    Linked(PathBuf),
+    /// Where the worktree would go, its links resolved, is outside the repository.
+    Outside { path: PathBuf, root: PathBuf },
 }
 
 impl fmt::Display for WorktreeError {
@@ -45,6 +49,18 @@ impl fmt::Display for WorktreeError {
             WorktreeError::NotOurs { path, under } => {
                 write!(f, "{path} is not a worktree hookpack made (under {})", under.display())
             }
+            WorktreeError::Linked(path) => write!(
+                f,
+                "{} is a symbolic link or not a folder: a worktree is made in the repository's \
+                 own folders only, never through a link (the repository may point it anywhere)",
+                path.display()
+            ),
+            WorktreeError::Outside { path, root } => write!(
+                f,
+                "{} is not inside the repository {}: no worktree is made there",
+                path.display(),
+                root.display()
+            ),
         }
     }
 }
@@ -54,7 +70,8 @@ impl fmt::Display for WorktreeError {
 /// # Errors
 ///
 /// A message for the user: the name is not a plain slug, `cwd` is not in a git repository,
-/// or git refused.
+/// `.claude` or `.claude/worktrees` is a symbolic link (or the worktree would be outside the
+/// repository), or git refused.
 pub(crate) fn create(payload: &Value) -> Result<PathBuf, WorktreeError> {
     let name = payload.get("name").and_then(Value::as_str).unwrap_or_default();
     if !is_slug(name) {
@@ -62,6 +79,7 @@ pub(crate) fn create(payload: &Value) -> Result<PathBuf, WorktreeError> {
     }
     let root = repository(payload)?;
     let path = root.join(".claude/worktrees").join(name);
+    inside(&root, name)?;
     let branch = format!("worktree-{name}");
     git(&root, &["worktree", "add", "--lock", "-b", &branch, path_str(&path)?, "HEAD"])?;
     Ok(path)
@@ -78,12 +96,35 @@ pub(crate) fn remove(payload: &Value) -> Result<(), WorktreeError> {
     let root = repository(payload)?;
     let under = root.join(".claude/worktrees");
     let name = Path::new(path).strip_prefix(&under).ok().and_then(|rest| rest.to_str());
-    if !name.is_some_and(is_slug) {
+    let Some(name) = name.filter(|name| is_slug(name)) else {
         return Err(WorktreeError::NotOurs { path: path.to_owned(), under });
-    }
+    };
+    inside(&root, name)?;
     // Locked when made; unlocked to be removed (an error here means it was not locked).
     let _ = git(&root, &["worktree", "unlock", path]);
     git(&root, &["worktree", "remove", path])
+}
+
+/// Checks that `<root>/.claude/worktrees/<name>` is in the repository's own folders: neither
+/// `.claude`, `.claude/worktrees` nor the worktree itself is a symbolic link (git would follow
+/// one, and a repository can commit it), and the folder it would be in, its links resolved, is
+/// inside the repository.
+fn inside(root: &Path, name: &str) -> Result<(), WorktreeError> {
+    let mut path = root.to_path_buf();
+    for part in [".claude", "worktrees", name] {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+                return Err(WorktreeError::Linked(path));
+            }
+            _ => {}
+        }
+    }
+    let repository = crate::git::Repository::of(root);
+    if !path.parent().is_some_and(|parent| repository.contains(parent)) {
+        return Err(WorktreeError::Outside { path, root: root.to_path_buf() });
+    }
+    Ok(())
 }
 
 /// A worktree name hookpack accepts: what Claude Code's slugs are, nothing a path or an option
@@ -186,5 +227,37 @@ mod tests {
         remove(&made).unwrap();
         assert!(!path.exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_linked_claude_or_worktrees_folder_is_not_followed_out() {
+        let base =
+            std::env::temp_dir().join(format!("hookpack-worktree-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let (dir, outside) = (base.join("repo"), base.join("outside"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(outside.join("worktrees")).unwrap();
+        let run = |args: &[&str]| {
+            let status = Command::new("git").args(args).current_dir(&dir).status().unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        run(&["init", "-q"]);
+        let identity = ["-c", "user.email=t@t", "-c", "user.name=t"];
+        run(&[&identity[..], &["commit", "-q", "--allow-empty", "-m", "i"]].concat());
+        // A committed `.claude` linking out of the repository.
+        std::os::unix::fs::symlink(&outside, dir.join(".claude")).unwrap();
+        let payload = serde_json::json!({"cwd": dir, "name": "feature-x"});
+        let err = create(&payload).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert!(!outside.join("worktrees/feature-x").exists());
+        // A real `.claude` whose `worktrees` links out.
+        std::fs::remove_file(dir.join(".claude")).unwrap();
+        std::fs::create_dir_all(dir.join(".claude")).unwrap();
+        std::os::unix::fs::symlink(outside.join("worktrees"), dir.join(".claude/worktrees"))
+            .unwrap();
+        let err = create(&payload).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert!(!outside.join("worktrees/feature-x").exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -4,7 +4,9 @@
 //! The file is edited as text ([`crate::wiring::rewire`]): what is not hookpack's keeps its
 //! bytes. Each install leaves a receipt in hookpack's state folder, the file as it was before
 //! hookpack first touched it and as hookpack last wrote it; `uninstall` puts the first back
-//! when the file is still the second, and otherwise takes hookpack's handlers out of it.
+//! when the file is still the second, and otherwise takes hookpack's handlers out of it. A
+//! receipt names the file it describes and carries a digest keyed with the user's own secret
+//! ([`crate::receipt_key`]): one a repository committed is ignored, with a warning.
 
 use std::fmt::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
@@ -15,10 +17,12 @@ use hook_engine::layout;
 use hook_model::EventKind;
 use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
+use hook_runtime::git::Repository;
 use rules_compiler::Layout;
 use serde_json::json;
 
 use crate::commands::installation;
+use crate::receipt_key;
 use crate::wiring::{self, Wanted};
 
 /// The largest settings file read.
@@ -154,14 +158,28 @@ pub(crate) fn claude_dir() -> Option<PathBuf> {
 }
 
 /// Where the hook binaries are: `--hooks DIR`, else beside this `hookpack` (as `cargo xtask
-/// install` puts them, and as cargo builds them), else on `PATH`.
-pub(crate) fn hooks_dir(given: Option<&Path>, wanted: &[Wanted]) -> anyhow::Result<PathBuf> {
+/// install` puts them, and as cargo builds them), else in an absolute folder of `PATH`. Never
+/// in the repository holding the project (`repository`): its programs are not hooks to wire
+/// (`--hooks` there is refused, such a folder of `PATH` passed over).
+pub(crate) fn hooks_dir(
+    given: Option<&Path>,
+    wanted: &[Wanted],
+    repository: Option<&Repository>,
+) -> anyhow::Result<PathBuf> {
     let probe = EventKind::PreToolUse.binary_name();
     let holds_all = |dir: &Path| {
         dir.join(probe).is_file() && wanted.iter().all(|w| dir.join(w.kind.binary_name()).is_file())
     };
+    let inside = |dir: &Path| repository.is_some_and(|repository| repository.contains(dir));
     if let Some(dir) = given {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if inside(&dir) {
+            bail!(
+                "{} is inside the repository that holds the project: its programs are the \
+                 repository's, not hooks to wire (install the hooks with `cargo xtask install`)",
+                dir.display()
+            );
+        }
         if !holds_all(&dir) {
             bail!(
                 "{} does not hold a hookpack-<event> for every event the rules need",
@@ -176,7 +194,7 @@ pub(crate) fn hooks_dir(given: Option<&Path>, wanted: &[Wanted]) -> anyhow::Resu
         .unwrap_or_default();
     beside
         .into_iter()
-        .chain(on_path.into_iter().filter(|d| d.is_absolute()))
+        .chain(on_path.into_iter().filter(|d| d.is_absolute() && !inside(d)))
         .find(|dir| holds_all(dir))
         .with_context(|| {
             format!(
@@ -212,7 +230,7 @@ fn shell_quote(text: &str) -> String {
     }
 }
 
-/// What the receipt of an install holds.
+/// What the receipt of an install holds, for one settings file.
 #[derive(Debug, PartialEq)]
 struct Receipt {
     settings: String,
@@ -225,25 +243,84 @@ impl Receipt {
         format!("install-{}.json", scope.name())
     }
 
-    fn read(installation: &Installation, scope: Scope) -> Option<Receipt> {
-        let dir = Confined::of(installation).existing_dir(layout::STATE_DIR).ok()??;
-        let path = dir.entry(&Receipt::name(scope)).ok()?;
-        if !std::fs::symlink_metadata(&path).ok()?.is_file() {
-            return None;
+    /// What binds the receipt to the user and to the file it describes: a keyed digest of
+    /// the file's path and both texts, under the user's key ([`receipt_key`]).
+    fn digest(&self, key: &[u8; 32]) -> String {
+        let (tag, before): (&[u8], &str) = match &self.before {
+            Some(before) => (b"file", before),
+            None => (b"none", ""),
+        };
+        let parts: [&[u8]; 5] = [
+            b"hookpack install receipt 1",
+            self.settings.as_bytes(),
+            tag,
+            before.as_bytes(),
+            self.after.as_bytes(),
+        ];
+        receipt_key::digest(key, &parts)
+    }
+
+    /// The receipt kept for `scope`'s settings file `settings`; `Ok(None)` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// A receipt that is not the user's own for that file, which is ignored: not a regular
+    /// file, not as hookpack writes it, about another file, or its digest does not hold under
+    /// the user's key (a repository committed or edited it). What to warn about.
+    fn read(
+        installation: &Installation,
+        scope: Scope,
+        settings: &Path,
+    ) -> Result<Option<Receipt>, String> {
+        let Ok(Some(dir)) = Confined::of(installation).existing_dir(layout::STATE_DIR) else {
+            return Ok(None);
+        };
+        let Ok(path) = dir.entry(&Receipt::name(scope)) else { return Ok(None) };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(format!("{}: {err}", path.display())),
+        };
+        let refused = |why: &str| {
+            format!(
+                "{}: {why}; the receipt is ignored, and only hookpack's own hooks are taken out \
+                 of the settings",
+                path.display()
+            )
+        };
+        if !meta.is_file() {
+            return Err(refused("not a regular file"));
         }
-        let bytes =
-            hook_engine::bounded::read_regular(&path, 2 * MAX_SETTINGS_BYTES + 4096).ok()?;
-        let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-        Some(Receipt {
-            settings: value.get("settings")?.as_str()?.to_owned(),
-            before: value.get("before")?.as_str().map(str::to_owned),
-            after: value.get("after")?.as_str()?.to_owned(),
-        })
+        let receipt = hook_engine::bounded::read_regular(&path, 2 * MAX_SETTINGS_BYTES + 4096)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+            .and_then(|value| {
+                let receipt = Receipt {
+                    settings: value.get("settings")?.as_str()?.to_owned(),
+                    before: value.get("before")?.as_str().map(str::to_owned),
+                    after: value.get("after")?.as_str()?.to_owned(),
+                };
+                Some((receipt, value.get("digest")?.as_str()?.to_owned()))
+            });
+        let Some((receipt, digest)) = receipt else {
+            return Err(refused("not a receipt as hookpack writes it"));
+        };
+        if receipt.settings != settings.display().to_string() {
+            return Err(refused(&format!("a receipt of another file ({})", receipt.settings)));
+        }
+        let key =
+            receipt_key::key().map_err(|why| refused(&format!("cannot be checked: {why}")))?;
+        if receipt.digest(&key) != digest {
+            return Err(refused("not written by your hookpack (its digest does not hold)"));
+        }
+        Ok(Some(receipt))
     }
 
     fn write(&self, installation: &Installation, scope: Scope) -> anyhow::Result<()> {
+        let key = receipt_key::key().map_err(|why| anyhow::anyhow!("no receipt key: {why}"))?;
         let dir = Confined::of(installation).dir(layout::STATE_DIR)?;
-        let text = json!({"settings": self.settings, "before": self.before, "after": self.after});
+        let text = json!({"settings": self.settings, "before": self.before, "after": self.after,
+                          "digest": self.digest(&key)});
         // The settings may hold secrets (`env`): the receipt is the user's alone.
         dir.replace_with_mode(&Receipt::name(scope), text.to_string().as_bytes(), true, 0o600)?;
         Ok(())
@@ -277,7 +354,11 @@ pub(crate) fn install_quietly(
 ) -> anyhow::Result<String> {
     let installation = installation(layout).context("no project and no user folder")?;
     let wanted = wanted_by(&installation)?;
-    let dir = hooks_dir(hooks, &wanted)?;
+    let repository = match &installation {
+        Installation::Project { root, .. } => Some(Repository::of(root)),
+        Installation::User { .. } => None,
+    };
+    let dir = hooks_dir(hooks, &wanted, repository.as_ref())?;
     let settings = SettingsFile::of(scope, &installation)?;
     let before = settings.read()?;
     let after =
@@ -294,17 +375,21 @@ pub(crate) fn install_quietly(
         ));
     }
     settings.write(Some(&after))?;
+    let mut said = String::new();
     // The file as it was before hookpack first wrote it: kept across re-installs. A file that
     // already ran hookpack (wired by hand, or changed since the last install) has no such
     // first state: `uninstall` then takes hookpack's handlers out of whatever is there.
-    let original = match Receipt::read(&installation, scope) {
+    let kept = Receipt::read(&installation, scope, &settings.path).unwrap_or_else(|warning| {
+        let _ = writeln!(said, "warning: {warning}");
+        None
+    });
+    let original = match kept {
         Some(receipt) if Some(&receipt.after) == before.as_ref() => Some(receipt.before),
         _ => before
             .as_deref()
             .is_none_or(|b| wiring::found(b).is_ok_and(|found| found.is_empty()))
             .then(|| before.clone()),
     };
-    let mut said = String::new();
     match original {
         Some(original) if keeps_receipts(&installation) => {
             let receipt =
@@ -346,9 +431,11 @@ pub(crate) fn uninstall(layout: &Layout, scope: Scope, dry_run: bool) -> anyhow:
     let installation = installation(layout).context("no project and no user folder")?;
     let settings = SettingsFile::of(scope, &installation)?;
     let current = settings.read()?;
-    let receipt = Receipt::read(&installation, scope).filter(|r| {
-        current.as_ref() == Some(&r.after) && r.settings == settings.path.display().to_string()
+    let kept = Receipt::read(&installation, scope, &settings.path).unwrap_or_else(|warning| {
+        eprintln!("warning: {warning}");
+        None
     });
+    let receipt = kept.filter(|r| current.as_ref() == Some(&r.after));
     let after = match (&receipt, &current) {
         (Some(receipt), _) => receipt.before.clone(),
         (None, None) => None,

@@ -14,6 +14,7 @@ mod init;
 mod install;
 mod jsonedit;
 mod new_rule;
+mod receipt_key;
 mod share;
 mod wiring;
 

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use hook_runtime::Installation;
 use hook_runtime::confined::Confined;
+use hook_runtime::git::Repository;
 use rules_compiler::Layout;
 
 use super::{Check, Status, setup};
@@ -56,7 +57,7 @@ pub(super) fn apply(
 }
 
 /// The folder of the hook binaries `scope`'s settings run now, which `--fix` keeps: never one
-/// inside the project (a repository's files are not hooks to wire).
+/// inside the project or the repository around it (a repository's files are not hooks to wire).
 fn hooks_dir_wired(
     installation: &Installation,
     wired: &setup::Wired,
@@ -66,11 +67,11 @@ fn hooks_dir_wired(
         Installation::Project { root, .. } => Some(root.as_path()),
         Installation::User { .. } => None,
     };
-    let root = project.and_then(|p| std::fs::canonicalize(p).ok());
+    let repository = project.map(Repository::of);
     wired.handlers.iter().filter(|(s, _, _)| *s == scope).find_map(|(_, _, found)| {
         let binary = setup::resolve(&found.command, project)?;
         let dir = std::fs::canonicalize(binary.parent()?).ok()?;
-        let inside = root.as_ref().is_some_and(|root| dir.starts_with(root));
+        let inside = repository.as_ref().is_some_and(|repository| repository.contains(&binary));
         let hooks = dir.join(hook_model::EventKind::PreToolUse.binary_name()).is_file();
         (!inside && hooks).then_some(dir)
     })

@@ -12,6 +12,7 @@ use hook_engine::layout;
 use hook_model::EventKind;
 use hook_runtime::Installation;
 use hook_runtime::confined::Confined;
+use hook_runtime::git::Repository;
 
 use super::{Check, Status, plural};
 use crate::install::{Scope, SettingsFile};
@@ -396,6 +397,8 @@ pub(super) fn binaries(installation: &Installation, needs: Option<&Needs>, wired
     if commands.is_empty() {
         return Check::new("binaries", Status::Ok, "no hook wired to check");
     }
+    // The project's folder, and the repository's around it (reference §5).
+    let repository = project.map(Repository::of);
     let mut problems = Vec::new();
     let mut versions = BTreeSet::new();
     for command in &commands {
@@ -412,20 +415,19 @@ pub(super) fn binaries(installation: &Installation, needs: Option<&Needs>, wired
             problems.push(format!("`{command}`: not found on PATH"));
             continue;
         };
-        let real = std::fs::canonicalize(&binary).unwrap_or_else(|_| binary.clone());
-        let root = project.and_then(|p| std::fs::canonicalize(p).ok());
-        if root.is_some_and(|root| real.starts_with(root)) {
-            problems.push(format!(
-                "`{command}` runs {}, inside the project: a repository's file, which doctor does \
-                 not run; hookpack's hooks are installed outside repositories",
-                binary.display()
-            ));
-            continue;
-        }
         if !is_executable(&binary) {
             problems.push(format!(
                 "`{command}`: {} is missing or not executable; Claude Code reports a hook error \
                  on every call",
+                binary.display()
+            ));
+            continue;
+        }
+        if repository.as_ref().is_some_and(|repository| repository.contains(&binary)) {
+            problems.push(format!(
+                "`{command}` runs {}, inside the repository that holds the project: a \
+                 repository's file, which doctor does not run; hookpack's hooks are installed \
+                 outside repositories",
                 binary.display()
             ));
             continue;

@@ -3,7 +3,8 @@
 //! [`Translation`]: the packs, with `[[test]]` cases drawn from what it read, and every part it
 //! could not translate or translated with a change of meaning, said, never dropped silently.
 //! The command writes the packs into the project (never over a file), then lints them and runs
-//! their tests.
+//! their tests. In a project, the folder read must be inside the project's repository once its
+//! links are resolved (`hook_runtime::git::Repository`).
 
 mod claude_rules;
 mod hookify;
@@ -15,7 +16,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use hook_engine::layout;
+use hook_runtime::Installation;
 use hook_runtime::confined::Confined;
+use hook_runtime::git::Repository;
 use rules_compiler::Layout;
 
 use crate::commands::{installation, printable, shown};
@@ -291,6 +294,22 @@ pub(crate) fn import(
     if !source.is_dir() {
         bail!("{} is not a folder", source.display());
     }
+    let installation = installation(layout).context("no project and no user folder")?;
+    // A repository can link a folder of its own anywhere: a project's import reads its own.
+    if let Installation::Project { root, .. } = &installation {
+        let repository = Repository::of(root);
+        if !repository.contains(source) {
+            let real = hook_runtime::git::resolved(source).unwrap_or_else(|| source.to_owned());
+            bail!(
+                "{} leads to {}, outside the repository (or the project) {}: hookpack imports only \
+                 from the project's own folders, never through a link out of them; copy the \
+                 setup into the project to import it",
+                source.display(),
+                real.display(),
+                repository.roots().first().unwrap_or(root).display()
+            );
+        }
+    }
     let translation = match kind {
         "synapse" => synapse::translate(source),
         "claude-rules" => claude_rules::translate(source)?,
@@ -299,7 +318,6 @@ pub(crate) fn import(
             bail!("cannot import `{other}`: the importers are synapse, claude-rules and hookify")
         }
     };
-    let installation = installation(layout).context("no project and no user folder")?;
     let confined = Confined::of(&installation);
     let packs_dir = confined.path().join(layout::PACKS_DIR);
     let written: Vec<(PathBuf, String, &Pack)> = translation

@@ -321,3 +321,80 @@ fn regex_escape(text: &str) -> String {
         )
         .collect()
 }
+
+/// Runs git in `dir`, quietly, with an identity of its own.
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+    assert!(status.is_ok_and(|s| s.success()), "git {args:?} in {}", dir.display());
+}
+
+/// A hostile repository commits a program under every hook's name (`tools/`) and settings that
+/// run them from a project in a folder below it, or from one of its worktrees: doctor runs
+/// none of them, and `--fix` wires none of them.
+#[test]
+fn doctor_runs_and_wires_no_program_of_the_repository_around_the_project() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli").join("doctor-repo");
+    let _ = std::fs::remove_dir_all(&base);
+    let main = base.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q"]);
+    git(&main, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    let marker = base.join("ran");
+    let tools = main.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    for kind in EventKind::ALL {
+        let planted = tools.join(kind.binary_name());
+        std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    git(&main, &["worktree", "add", "-q", ".claude/worktrees/wt", "-b", "wt"]);
+    git(&main, &["worktree", "add", "-q", "../beside", "-b", "beside"]);
+    // A project in a subfolder, Claude Code's worktree, a git worktree beside the repository:
+    // each reaches `tools/` through `$CLAUDE_PROJECT_DIR`.
+    for (project, up) in [
+        (main.join("sub"), "\"$CLAUDE_PROJECT_DIR\"/../tools"),
+        (main.join(".claude/worktrees/wt"), "\"$CLAUDE_PROJECT_DIR\"/../../../tools"),
+        (base.join("beside"), "\"$CLAUDE_PROJECT_DIR\"/../main/tools"),
+    ] {
+        let packs = project.join(".claude/hookpack/packs");
+        std::fs::create_dir_all(&packs).unwrap();
+        std::fs::write(packs.join("guard.toml"), GUARD).unwrap();
+        let ignored = "compiled/\nstate/\nlocal/\nhookpack.local.toml\n";
+        std::fs::write(project.join(".claude/hookpack/.gitignore"), ignored).unwrap();
+        let out = hookpack(&project, &["compile"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let bin = fake_bin(&project);
+        let out = hookpack(&project, &["install", "--hooks", bin.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let settings = project.join(".claude/settings.json");
+        let wired = std::fs::read_to_string(&settings).unwrap();
+        let planted = wired.replace(bin.to_str().unwrap(), &up.replace('"', "\\\""));
+        assert_ne!(planted, wired);
+        std::fs::write(&settings, &planted).unwrap();
+
+        let path = std::path::PathBuf::from("/usr/bin:/bin");
+        let out = hookpack_with(&project, &["doctor"], &[("PATH", &path)]);
+        let said = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(!marker.exists(), "doctor ran the repository's program: {said}");
+        assert!(said.contains("inside the repository"), "{said}");
+
+        // An event missing: `--fix` rewires, never to the repository's programs.
+        edit_settings(&project, |v| {
+            v["hooks"].as_object_mut().unwrap().remove("UserPromptSubmit");
+        });
+        let out = hookpack_with(&project, &["doctor", "--fix"], &[("PATH", &path)]);
+        let said = text(&out.stdout);
+        assert!(!marker.exists(), "doctor --fix ran the repository's program: {said}");
+        let fixed = std::fs::read_to_string(&settings).unwrap();
+        let tools = std::fs::canonicalize(&tools).unwrap();
+        assert!(!fixed.contains(tools.to_str().unwrap()), "{said}\n{fixed}");
+        assert!(!fixed.contains(main.join("tools").to_str().unwrap()), "{said}\n{fixed}");
+    }
+}

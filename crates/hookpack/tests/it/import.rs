@@ -128,3 +128,28 @@ fn what_a_repository_plants_is_reported_not_followed() {
     assert!(hookify.contains("regex = ['(?i)#!/bin/sh']"), "{hookify}");
     assert!(!hookify.contains("id = 'all'"), "{hookify}");
 }
+
+/// A source folder the repository links out of itself (`.claude/rules` pointing at the user's
+/// other files) is refused, not read.
+#[test]
+fn a_source_folder_linked_out_of_the_repository_is_refused() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli/import-linked-out");
+    let _ = std::fs::remove_dir_all(&base);
+    let repo = base.join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join(".claude/hookpack")).unwrap();
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        elsewhere.join("notes.md"),
+        "---\npaths: [\"**/*.rs\"]\n---\nAWS_SECRET=hunter2\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.join(".claude/rules")).unwrap();
+    let out = hookpack(&repo, &["import", "claude-rules", ".claude/rules"]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(!said.contains("hunter2"), "{said}");
+    assert!(said.contains("outside the repository"), "{said}");
+    assert!(!repo.join(".claude/hookpack/packs/claude-rules.toml").exists(), "{said}");
+}

@@ -309,3 +309,81 @@ fn local_and_user_scopes_have_their_own_files() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!home.join(".claude/settings.json").exists());
 }
+
+/// Settings a repository would like restored: a hook that runs its program.
+const HOSTILE: &str = r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "sh planted.sh"}]}]}}"#;
+
+/// A receipt as a repository would commit it, for the settings file `dir` holds.
+fn plant_receipt(dir: &Path, after: &str) {
+    let state = dir.join(".claude/hookpack/state");
+    std::fs::create_dir_all(&state).unwrap();
+    let settings = dir.join(".claude/settings.json").display().to_string();
+    let receipt = json!({"settings": settings, "before": HOSTILE, "after": after});
+    std::fs::write(state.join("install-project.json"), receipt.to_string()).unwrap();
+}
+
+/// A receipt the repository committed (for the settings it committed, wired or not) is not
+/// restored by `uninstall`, nor carried over by `install`: it is ignored, with a warning, and
+/// hookpack's own handlers alone are taken out.
+#[test]
+fn a_planted_receipt_is_not_restored() {
+    // Committed settings already wiring hookpack, and a receipt saying what they were before.
+    let (dir, bin) = compiled("install-planted-uninstall", Some(SETTINGS));
+    assert_eq!(run(&dir, &bin, &["install"]).0, 0);
+    let wired = settings(&dir);
+    plant_receipt(&dir, &wired);
+    let (code, said) = run(&dir, &bin, &["uninstall"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(!settings(&dir).contains("planted.sh"), "{said}\n{}", settings(&dir));
+    assert_eq!(settings(&dir), SETTINGS, "{said}");
+    assert!(said.contains("warning"), "{said}");
+
+    // Committed settings and a receipt whose `after` is them: install, then uninstall.
+    let (dir, bin) = compiled("install-planted-install", Some(SETTINGS));
+    plant_receipt(&dir, SETTINGS);
+    assert_eq!(run(&dir, &bin, &["install"]).0, 0);
+    let (code, said) = run(&dir, &bin, &["uninstall"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(!settings(&dir).contains("planted.sh"), "{said}\n{}", settings(&dir));
+    assert_eq!(settings(&dir), SETTINGS, "{said}");
+}
+
+/// Hook binaries the repository holds (in a folder on `PATH`, as direnv or a package manager
+/// puts one, or named with `--hooks`) are not wired: every hook would run its program.
+#[test]
+fn install_wires_no_program_of_the_repository() {
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli/install-repo-bin");
+    let _ = std::fs::remove_dir_all(&base);
+    let repo = base.join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let project = repo.join("app");
+    std::fs::create_dir_all(project.join(".claude/hookpack/packs")).unwrap();
+    std::fs::write(project.join(".claude/hookpack/packs/team.toml"), PACK).unwrap();
+    assert!(hookpack(&project, &["compile"]).status.success());
+    let planted = fake_bin_at(&repo.join("node_modules/.bin"));
+    let installed = fake_bin(&base);
+    // A hookpack with no hooks beside it, as one installed elsewhere than its hooks.
+    let alone = crate::bin_dir(&base).with_extension("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_hookpack"), alone.join("hookpack")).unwrap();
+    let path = std::env::join_paths([&planted, &installed]).unwrap();
+    let out = std::process::Command::new(alone.join("hookpack"))
+        .arg("install")
+        .current_dir(&project)
+        .env_clear()
+        .env("XDG_CONFIG_HOME", project.join(".no-user-config"))
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let wired = settings(&project);
+    assert!(!wired.contains("node_modules"), "{said}\n{wired}");
+    assert!(wired.contains(installed.to_str().unwrap()), "{said}\n{wired}");
+
+    let out = hookpack(&project, &["install", "--hooks", planted.to_str().unwrap()]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("inside the repository"), "{said}");
+    assert!(!settings(&project).contains("node_modules"), "{said}");
+}

@@ -7,6 +7,7 @@ mod doctor;
 mod explain;
 mod import;
 mod install;
+mod plugin;
 mod share;
 
 use std::path::{Path, PathBuf};
@@ -50,10 +51,20 @@ pub(crate) fn hookpack_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) ->
     command.output().unwrap()
 }
 
-/// The folder of the project `dir`'s hook binaries ([`fake_bin`]): outside the project, as
-/// installed hooks are.
+/// The folder of the project `dir`'s hook binaries ([`fake_bin`]): outside the project and the
+/// repository the tests run in, as installed hooks are (doctor runs no repository's file).
 pub(crate) fn bin_dir(dir: &Path) -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("hookpack-cli-bin").join(dir.file_name().unwrap())
+    bins().join(dir.file_name().unwrap())
+}
+
+/// Where the [`bin_dir`]s are: a folder in the system's temporary one, named after this
+/// checkout's target folder (checkouts tested side by side keep apart).
+fn bins() -> PathBuf {
+    let target = env!("CARGO_TARGET_TMPDIR");
+    let hash = target.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    std::env::temp_dir().join(format!("hookpack-cli-bin-{hash:016x}"))
 }
 
 /// [`bin_dir`] with a `hookpack` and a `hookpack-<event>` for every event, scripts that say
@@ -82,7 +93,9 @@ pub(crate) fn fake_bin_at(bin: &Path) -> PathBuf {
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).replace(env!("CARGO_TARGET_TMPDIR"), "[TMP]")
+    String::from_utf8_lossy(bytes)
+        .replace(bins().to_str().unwrap(), "[TMP]/hookpack-cli-bin")
+        .replace(env!("CARGO_TARGET_TMPDIR"), "[TMP]")
 }
 
 /// What a hook answers for `payload` in `project`, run in-process as the binaries run it.
