@@ -128,6 +128,32 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// [`read_regular`] of a file that is not a symbolic link (looked at without following it, and
+/// opened with `O_NOFOLLOW`): as many system calls as [`read_regular`].
+///
+/// # Errors
+///
+/// As [`read_regular`]; a link is not a regular file (`InvalidInput`).
+pub fn read_regular_not_following(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    if !std::fs::symlink_metadata(path)?.is_file() {
+        return Err(not_regular(path));
+    }
+    let file = open_not_following(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(not_regular(path));
+    }
+    if metadata.len() > cap {
+        return Err(too_large(path, cap));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(path, cap));
+    }
+    Ok(bytes)
+}
+
 /// Reads all of `file` (opened by [`open_regular`] from `path`, described by `metadata`), if it
 /// holds at most `cap` bytes, into a buffer whose start is 8-byte aligned (as the serialized
 /// DFAs inside an artifact require).

@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use hook_engine::bounded::read_regular;
+use hook_engine::bounded::{read_regular, read_regular_not_following};
 use hook_engine::text::is_bidi_control;
 
 use crate::{Env, PROJECT_SUBDIR};
@@ -31,11 +31,7 @@ pub fn current_branch(start: &Path) -> Option<String> {
     } else {
         return None;
     };
-    let head = git_dir.join("HEAD");
-    if !std::fs::symlink_metadata(&head).ok()?.is_file() {
-        return None;
-    }
-    branch_of(&read_regular(&head, MAX_HEAD_BYTES).ok()?)
+    branch_of(&read_regular_not_following(&git_dir.join("HEAD"), MAX_HEAD_BYTES).ok()?)
 }
 
 /// The first `.git` (a folder, a file or anything else) in `start` or a folder above it.
