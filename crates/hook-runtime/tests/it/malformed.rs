@@ -108,19 +108,10 @@ const ROWS: &[Row] = &[
         },
     },
     Row {
-        name: "invalid UTF-8",
-        stdin: |kind| {
-            let mut data = valid(kind).into_bytes();
-            let at = data.len() - 4;
-            data[at] = 0xff;
-            bytes(data)
-        },
-        note: |kind| {
-            let column = valid(kind).len() - 3;
-            format!(
-                "stdin is not a JSON object: invalid unicode code point at line 1 column {column}"
-            )
-        },
+        // Inside a string, such a byte is read as U+FFFD (`strings_javascript_writes_are_read`).
+        name: "a byte that is not UTF-8, outside a string",
+        stdin: |kind| bytes([&b"{\xff"[..], &valid(kind).as_bytes()[1..]].concat()),
+        note: |_| "stdin is not a JSON object: key must be a string at line 1 column 2".into(),
     },
     Row {
         name: "a byte-order mark",
@@ -153,6 +144,26 @@ fn malformed_stdin_fails_open_on_every_event() {
             let expected =
                 format!("{}: {}; answered nothing\n", kind.binary_name(), (row.note)(kind));
             assert_eq!(outcome.stderr, expected, "{}: {kind}", row.name);
+        }
+    }
+}
+
+/// What JavaScript's JSON holds in a string and UTF-8 cannot (a lone surrogate escape, a byte
+/// that is not UTF-8) leaves the payload as readable as it was: every event answers it as it
+/// answers the payload without it (before, it was unreadable).
+#[test]
+fn strings_javascript_writes_are_read() {
+    let env = env_without_hookpack();
+    for damage in [&br"\ud800"[..], br"\udfff", b"\xff", b"\xc0\xaf", b"\xed\xa0\x80"] {
+        for &kind in EventKind::ALL {
+            let text = valid(kind);
+            let at = text.len() - 4;
+            let damaged = [&text.as_bytes()[..at], damage, &text.as_bytes()[at..]].concat();
+            let outcome = run(kind, &mut bytes(damaged), &env);
+            let expected = run(kind, &mut bytes(text), &env);
+            assert_eq!(outcome.stdout, expected.stdout, "{kind}");
+            assert_eq!(outcome.stderr, expected.stderr, "{kind}");
+            assert!(!outcome.stderr.contains("not a JSON object"), "{kind}: {}", outcome.stderr);
         }
     }
 }
