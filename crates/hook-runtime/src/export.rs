@@ -12,9 +12,11 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use hook_engine::artifact::ArtifactError;
 use hook_engine::memory::Memory;
 
 use crate::confined::Confined;
+use crate::screen::{Screen, Withheld};
 use crate::state::Store;
 
 const START: &str = "<!-- hookpack:start -->";
@@ -78,7 +80,29 @@ pub fn memories(store: &Store, namespaces: &[String]) -> rusqlite::Result<Vec<Me
     Ok(memories)
 }
 
-/// What exporting `memories` into the project at `root` changes. Reads only.
+/// `memories` as they may be exported ([`Screen::check`]): private parts removed, and those a
+/// rule of the project blocks as a prompt, or all private, left out and counted.
+///
+/// # Errors
+///
+/// When the artifact is damaged.
+pub fn screened(
+    memories: Vec<Memory>,
+    screen: &Screen<'_, '_>,
+) -> Result<(Vec<Memory>, Withheld), ArtifactError> {
+    let mut withheld = Withheld::default();
+    let mut kept = Vec::with_capacity(memories.len());
+    for mut memory in memories {
+        if let Some(text) = withheld.count(screen.check(&memory.text)?) {
+            memory.text = text;
+            kept.push(memory);
+        }
+    }
+    Ok((kept, withheld))
+}
+
+/// What exporting `memories` into the project at `root` changes. Reads only. The memories are
+/// written as they are: [`screened`] first.
 ///
 /// # Errors
 ///
@@ -252,7 +276,7 @@ fn one_line(text: &str) -> String {
 /// and code blocks (its memory docs say so). So each `@` outside the line's code spans that is
 /// followed by something other than whitespace, and preceded by anything but a letter or a
 /// digit (an address such as `ops@example.com` stays as it is), is put with the rest of its
-/// word in a code span: `read `@.env`` reads the same and imports nothing. The span's fence
+/// word in a code span: ``read `@.env` `` reads the same and imports nothing. The span's fence
 /// is one backtick longer than any run of backticks in the line, so no backtick of the memory
 /// can close it early or pair with it; a space goes before it where a backtick or a backslash
 /// would otherwise touch it. An invisible character or a backslash before the `@` would be
@@ -297,7 +321,7 @@ fn defuse_imports(line: &str) -> String {
 }
 
 /// The code spans of `chars` as `(start, end)`: a run of backticks (not escaped by a
-/// backslash) opens one that the next run of the same length closes (CommonMark's rule).
+/// backslash) opens one that the next run of the same length closes (`CommonMark`'s rule).
 fn code_spans(chars: &[char]) -> Vec<(usize, usize)> {
     let run = |at: usize| chars[at..].iter().take_while(|&&c| c == '`').count();
     let mut spans = Vec::new();
@@ -486,7 +510,7 @@ mod tests {
     }
 
     /// The `@path` imports Claude Code would follow in `text`, read as it reads them, or more
-    /// eagerly: code spans and fenced blocks skipped (CommonMark pairs a backtick run with the
+    /// eagerly: code spans and fenced blocks skipped (`CommonMark` pairs a backtick run with the
     /// next run of the same length), and an `@` followed by a path character at the start of
     /// a line or after anything but a letter or digit (also right after a code span, where a
     /// new text token starts).

@@ -12,7 +12,9 @@
 //! between); `pull` fetches and merges, then stores the memories the note has and the store
 //! lacks; `sync` does both. What is read from a note is checked as anything from outside: a
 //! namespace the config does not have, a line that is not a memory, text over the size of a
-//! memory, are skipped; private tags are stripped again.
+//! memory, are skipped; private tags are stripped again. What is pushed and what is stored
+//! passes `hook_runtime::screen`: private parts removed, and a memory a rule of the project
+//! blocks as a prompt (a key a guard pattern blocks) withheld and counted.
 
 use std::collections::BTreeSet;
 use std::io::{Read as _, Write as _};
@@ -20,14 +22,18 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use anyhow::Context;
+use hook_engine::Engine;
+use hook_engine::artifact::Artifact;
 use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
+use hook_runtime::Installation;
+use hook_runtime::screen::{Screen, Verdict, Withheld};
 use hook_runtime::state::{Store, database_path};
 use rules_compiler::Layout;
 use serde_json::{Value, json};
 
 use rules_compiler::load;
 
-use crate::commands::{environment, installation, printable};
+use crate::commands::{environment, installation, printable, rules_in_memory};
 
 /// The notes ref the memories travel on.
 pub(crate) const NOTES_REF: &str = "refs/notes/hookpack";
@@ -88,61 +94,116 @@ pub(crate) fn share(
             settings.namespaces.join(", ")
         );
     }
+    // What is shared or stored is screened against the rules as they are now.
+    let rules = rules_in_memory(layout)?;
+    let engine = Engine::new(Artifact::parse(rules.as_slice())?)?;
+    let screen = Screen::new(&engine, Some(&root))?;
     let git = Git::new(&root)?;
     let anchor = git.anchor()?;
+    let sharing = Sharing { git: &git, anchor: &anchor, remote, shared: &shared, screen: &screen };
 
     if direction != Direction::Push {
-        let fetched = git.fetch_and_merge(remote, &anchor)?;
-        let lines = git.note(&anchor)?;
         let private: Vec<&str> = settings.private_tags.iter().map(String::as_str).collect();
-        let memories: Vec<Captured> =
-            lines.iter().filter_map(|line| from_line(line, &shared, &private)).collect();
-        let mut store = Store::open(&installation)?;
+        sharing.pull(&installation, &private)?;
+    }
+    if direction != Direction::Pull {
+        sharing.push(&installation)?;
+    }
+    Ok(true)
+}
+
+/// What `push` and `pull` work with.
+struct Sharing<'s, 'e, 'a> {
+    git: &'s Git<'s>,
+    anchor: &'s str,
+    remote: &'s str,
+    shared: &'s [String],
+    screen: &'s Screen<'e, 'a>,
+}
+
+impl Sharing<'_, '_, '_> {
+    /// Fetches and merges the remote's note, then stores the memories it has that the store
+    /// lacks.
+    fn pull(&self, installation: &Installation, private: &[&str]) -> anyhow::Result<()> {
+        let (git, remote) = (self.git, self.remote);
+        let fetched = git.fetch_and_merge(remote, self.anchor)?;
+        let lines = git.note(self.anchor)?;
+        let mut withheld = Withheld::default();
+        let mut memories = Vec::new();
+        for mut memory in lines.iter().filter_map(|line| from_line(line, self.shared, private)) {
+            if let Some(text) = withheld.count(self.screen.check(&memory.text)?) {
+                memory.text = text;
+                memories.push(memory);
+            }
+        }
+        let mut store = Store::open(installation)?;
         let added = store.remember_all(&format!("git:{remote}"), &memories)?;
         let new = added.iter().filter(|id| id.is_some()).count();
         println!(
-            "pulled {} shared memories from {}{}: {new} new",
+            "pulled {} shared memories from {}{}: {new} new{}",
             memories.len(),
             printable(remote),
             if fetched { "" } else { " (it has none yet)" },
+            withheld.said()
         );
+        Ok(())
     }
-    if direction != Direction::Pull {
-        let mine = if database_path(installation.dir()).is_file() {
-            let store = Store::open(&installation)?;
-            let mut lines = BTreeSet::new();
-            for namespace in &shared {
+
+    /// Fetches and merges the remote's note, adds the store's memories and pushes, again
+    /// when another clone pushed in between.
+    fn push(&self, installation: &Installation) -> anyhow::Result<()> {
+        let (git, remote) = (self.git, self.remote);
+        let mut withheld = Withheld::default();
+        let mut mine = BTreeSet::new();
+        if database_path(installation.dir()).is_file() {
+            let store = Store::open(installation)?;
+            for namespace in self.shared {
                 for m in store.memories(Some(namespace), MAX_SHARED)? {
-                    lines.insert(to_line(&m.namespace, &m.text));
+                    if let Some(text) = withheld.count(self.screen.check(&m.text)?) {
+                        mine.insert(to_line(&m.namespace, &text));
+                    }
                 }
             }
-            lines
-        } else {
-            BTreeSet::new()
-        };
-        let mut pushed = false;
+        }
         for _ in 0..PUSH_TRIES {
-            git.fetch_and_merge(remote, &anchor)?;
-            let mut lines = git.note(&anchor)?;
-            let before = lines.len();
+            git.fetch_and_merge(remote, self.anchor)?;
+            let note = git.note(self.anchor)?;
+            // The note's lines pass the same screen: what reached the local note before
+            // (another clone's lines, or this store's from before) is not pushed on as it is.
+            let mut dropped = 0;
+            let mut lines = BTreeSet::new();
+            for line in &note {
+                match screened_line(line, self.screen)? {
+                    Some(kept) => {
+                        lines.insert(kept);
+                    }
+                    None => dropped += 1,
+                }
+            }
             lines.extend(mine.iter().cloned());
-            if lines.len() != before {
-                git.write_note(&anchor, &lines)?;
+            if lines != note {
+                git.write_note(self.anchor, &lines)?;
             }
             if git.push(remote)? {
+                let left_out = if dropped > 0 {
+                    format!(
+                        "; {dropped} lines of the shared note left out (a rule blocks them, or they are private)"
+                    )
+                } else {
+                    String::new()
+                };
                 println!(
-                    "pushed {} shared memories to {} ({} of them this store's)",
+                    "pushed {} shared memories to {} ({} of them this store's){}{left_out}",
                     lines.len(),
                     printable(remote),
-                    mine.len()
+                    mine.len(),
+                    withheld.said(),
                 );
-                pushed = true;
-                break;
+                return Ok(());
             }
         }
-        anyhow::ensure!(pushed, "{} kept changing while pushing: try again", printable(remote));
+        anyhow::bail!("{} kept changing while pushing: try again", printable(remote))
     }
-    Ok(true)
 }
 
 /// A memory as a line of the note: the same wherever it was captured or when, so that the
@@ -150,6 +211,23 @@ pub(crate) fn share(
 fn to_line(namespace: &str, text: &str) -> String {
     let id = hook_engine::artifact::sources::fnv1a(format!("{namespace}\0{text}").as_bytes());
     json!({"id": format!("{id:016x}"), "namespace": namespace, "text": text}).to_string()
+}
+
+/// `line` as it may be pushed on: as it is, with its private parts removed, or `None` when a
+/// rule blocks it or all of it is private. A line that is not a memory of any namespace is not
+/// one this command reads: it goes as it is.
+fn screened_line(line: &str, screen: &Screen<'_, '_>) -> anyhow::Result<Option<String>> {
+    let Ok(value) = serde_json::from_str::<Value>(line) else { return Ok(Some(line.to_owned())) };
+    let (Some(namespace), Some(text)) =
+        (value.get("namespace").and_then(Value::as_str), value.get("text").and_then(Value::as_str))
+    else {
+        return Ok(Some(line.to_owned()));
+    };
+    Ok(match screen.check(text)? {
+        Verdict::Keep(kept) if kept == text => Some(line.to_owned()),
+        Verdict::Keep(kept) => Some(to_line(namespace, &kept)),
+        Verdict::Private | Verdict::Blocked(_) => None,
+    })
 }
 
 /// Whether a line of a note is a memory (of any namespace: other clones may share others).

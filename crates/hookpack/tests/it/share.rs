@@ -195,3 +195,136 @@ fn a_change_of_branch_is_said_with_its_issue() {
         text(&out.stderr)
     );
 }
+
+/// A project whose pack blocks prompts holding an AWS key, in a git repository with a bare
+/// remote `origin`; `name` is its folder.
+fn guarded(name: &str) -> (PathBuf, PathBuf) {
+    let root = fresh(name);
+    let (dir, bare) = (root.join("p"), root.join("team.git"));
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "--bare", "--quiet"]);
+    std::fs::create_dir_all(dir.join(".claude/hookpack/packs")).unwrap();
+    git(&dir, &["init", "--quiet"]);
+    git(&dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), "builtin = [\"memory\"]\n").unwrap();
+    let pack = "[pack]\nname = \"keys\"\n\n[[rule]]\nid = \"aws\"\non = \"UserPromptSubmit\"\n\
+                regex = 'AKIA[0-9A-Z]{16}'\ndecision = \"block\"\nreason = \"an AWS key\"\n";
+    std::fs::write(dir.join(".claude/hookpack/packs/keys.toml"), pack).unwrap();
+    run(&dir, &["compile"]);
+    (dir, bare)
+}
+
+/// Stores `texts` in `namespace` as a store from before the rules screened memories, or a
+/// pull, would hold them: straight into the database.
+fn store(dir: &Path, namespace: &str, texts: &[&str]) {
+    let installation = hook_runtime::Installation::Project {
+        root: dir.to_owned(),
+        dir: dir.join(".claude/hookpack"),
+    };
+    let mut store = hook_runtime::state::Store::open(&installation).unwrap();
+    for text in texts {
+        let captured = hook_engine::memory::Captured {
+            rule: "memory/markers".to_owned(),
+            namespace: namespace.to_owned(),
+            text: (*text).to_owned(),
+            confidence: 1.0,
+            note: None,
+        };
+        store.remember("s", &captured).unwrap();
+    }
+}
+
+const KEY: &str = "AKIAIOSFODNN7EXAMPLE";
+
+/// A memory a blocking `UserPromptSubmit` rule of the project would block is not exported;
+/// private parts are not either.
+#[test]
+fn export_withholds_what_a_rule_blocks_and_what_is_private() {
+    let (dir, _) = guarded("export-screened");
+    store(
+        &dir,
+        "patterns",
+        &[
+            &format!("deploys use the key {KEY} from the vault"),
+            "tokens are signed with <private>hunter2</private> RS256",
+            "always use pnpm",
+        ],
+    );
+    let out = run(&dir, &["memory", "export"]);
+    let claude = std::fs::read_to_string(dir.join("CLAUDE.md")).unwrap();
+    assert!(claude.contains("always use pnpm"), "{claude}");
+    assert!(claude.contains("tokens are signed with RS256"), "{claude}");
+    assert!(!claude.contains(KEY) && !claude.contains("hunter2"), "{claude}");
+    assert!(out.contains("1 withheld"), "{out}");
+    // A rule with `export = true` writes the same at the start of a session.
+    std::fs::remove_file(dir.join("CLAUDE.md")).unwrap();
+    let pack = "[pack]\nname = \"team\"\n\n[[rule]]\nid = \"export\"\non = \"SessionStart\"\nexport = true\n";
+    std::fs::write(dir.join(".claude/hookpack/packs/team.toml"), pack).unwrap();
+    run(&dir, &["compile"]);
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "s",
+        "transcript_path": "/t", "cwd": dir, "source": "startup"});
+    let (status, said, _) = hook(EventKind::SessionStart, &dir, &start);
+    assert_eq!(status, ExitStatus::Proceed);
+    assert!(said.contains("1 withheld"), "{said}");
+    let claude = std::fs::read_to_string(dir.join("CLAUDE.md")).unwrap();
+    assert!(claude.contains("always use pnpm"), "{claude}");
+    assert!(!claude.contains(KEY) && !claude.contains("hunter2"), "{claude}");
+}
+
+/// Neither is pushed; and a pulled memory a rule blocks is not stored.
+#[test]
+fn sharing_withholds_what_a_rule_blocks_and_what_is_private() {
+    let (dir, bare) = guarded("share-screened");
+    store(
+        &dir,
+        "decisions",
+        &[
+            &format!("the CI key is {KEY}"),
+            "sign with <private>hunter2</private> RS256",
+            "deploys never happen on Fridays",
+        ],
+    );
+    let out = run(&dir, &["memory", "push"]);
+    assert!(out.contains("1 withheld"), "{out}");
+    let note = git(&bare, &["notes", "--ref", "refs/notes/hookpack", "list"]);
+    let blob = note.split_whitespace().nth(1).unwrap();
+    let lines = git(&bare, &["notes", "--ref", "refs/notes/hookpack", "show", blob]);
+    assert!(lines.contains("Fridays") && lines.contains("RS256"), "{lines}");
+    assert!(!lines.contains(KEY) && !lines.contains("hunter2"), "{lines}");
+
+    // Another clone pushes a key and a private part: the pull keeps neither.
+    let other = bare.parent().unwrap().join("other");
+    git(bare.parent().unwrap(), &["clone", "--quiet", bare.to_str().unwrap(), "other"]);
+    git(&other, &["fetch", "--quiet", "origin", "refs/notes/hookpack:refs/notes/hookpack"]);
+    let empty = git(&other, &["hash-object", "-w", "/dev/null"]);
+    let mut text = lines.clone();
+    text.push_str(
+        &json!({"id": "1", "namespace": "decisions", "text": format!("rotate {KEY} monthly")})
+            .to_string(),
+    );
+    text.push('\n');
+    text.push_str(
+        "{\"id\":\"2\",\"namespace\":\"learnings\",\"text\":\"the <private>pin 1234</private> door code\"}\n",
+    );
+    let note_file = other.join("note.txt");
+    std::fs::write(&note_file, text).unwrap();
+    git(
+        &other,
+        &[
+            "notes",
+            "--ref",
+            "refs/notes/hookpack",
+            "add",
+            "-f",
+            "-F",
+            note_file.to_str().unwrap(),
+            empty.trim(),
+        ],
+    );
+    git(&other, &["push", "--quiet", "origin", "refs/notes/hookpack:refs/notes/hookpack"]);
+    let out = run(&dir, &["memory", "pull"]);
+    assert!(out.contains("1 withheld"), "{out}");
+    let listed = memories(&dir);
+    assert!(listed.contains("door code"), "{listed}");
+    assert!(!listed.contains("rotate") && !listed.contains("1234"), "{listed}");
+}
