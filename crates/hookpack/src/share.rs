@@ -17,6 +17,7 @@
 //! blocks as a prompt (a key a guard pattern blocks) withheld and counted.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -27,7 +28,7 @@ use hook_engine::artifact::Artifact;
 use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
 use hook_runtime::Installation;
 use hook_runtime::screen::{Screen, Verdict, Withheld};
-use hook_runtime::state::{Store, database_path};
+use hook_runtime::state::{PULLED_RULE, PULLED_SESSION_PREFIX, Store, database_path};
 use rules_compiler::Layout;
 use serde_json::{Value, json};
 
@@ -45,10 +46,13 @@ pub(crate) const DEFAULT_SHARED: [&str; 3] = ["decisions", "learnings", "pattern
 const MAX_SHARED: u32 = 10_000;
 /// The largest note read.
 const MAX_NOTE_BYTES: usize = 16 << 20;
+/// The most lines of a note read (the rest are not looked at): far more than clones share
+/// (`MAX_SHARED` of each namespace each), far fewer than would make a pull slow.
+const MAX_NOTE_LINES: usize = 100_000;
+/// The longest line of a note read: a memory at its longest, every character escaped in JSON.
+const MAX_LINE_BYTES: usize = MAX_MEMORY_CHARS * 6 + 256;
 /// Tries of fetch, merge and push when another clone pushes in between.
 const PUSH_TRIES: usize = 4;
-/// What a stored memory from a note says it was captured by.
-const RULE: &str = "git-notes";
 
 /// What `memory push | pull | sync` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +108,7 @@ pub(crate) fn share(
 
     if direction != Direction::Push {
         let private: Vec<&str> = settings.private_tags.iter().map(String::as_str).collect();
-        sharing.pull(&installation, &private)?;
+        sharing.pull(&installation, &private, settings.memory_max)?;
     }
     if direction != Direction::Pull {
         sharing.push(&installation)?;
@@ -123,8 +127,8 @@ struct Sharing<'s, 'e, 'a> {
 
 impl Sharing<'_, '_, '_> {
     /// Fetches and merges the remote's note, then stores the memories it has that the store
-    /// lacks.
-    fn pull(&self, installation: &Installation, private: &[&str]) -> anyhow::Result<()> {
+    /// lacks, as many as `[memory] max` (`max`) leaves room for beside the store's own.
+    fn pull(&self, installation: &Installation, private: &[&str], max: u32) -> anyhow::Result<()> {
         let (git, remote) = (self.git, self.remote);
         let fetched = git.fetch_and_merge(remote, self.anchor)?;
         let lines = git.note(self.anchor)?;
@@ -137,10 +141,19 @@ impl Sharing<'_, '_, '_> {
             }
         }
         let mut store = Store::open(installation)?;
-        let added = store.remember_all(&format!("git:{remote}"), &memories)?;
-        let new = added.iter().filter(|id| id.is_some()).count();
+        let session = format!("{PULLED_SESSION_PREFIX}{remote}");
+        let (new, dropped) = store.remember_pulled(&session, &memories, max)?;
+        // A store past `max` (pulled into before it was kept): pulled memories go first.
+        let evicted = if max > 0 { store.prune(max, 0, u32::MAX)? } else { 0 };
+        let mut over = String::new();
+        if dropped > 0 {
+            over = format!("; {dropped} dropped: [memory] max is {max}, the store's own first");
+        }
+        if evicted > 0 {
+            let _ = write!(over, "; {evicted} evicted to keep within [memory] max");
+        }
         println!(
-            "pulled {} shared memories from {}{}: {new} new{}",
+            "pulled {} shared memories from {}{}: {new} new{over}{}",
             memories.len(),
             printable(remote),
             if fetched { "" } else { " (it has none yet)" },
@@ -230,6 +243,19 @@ fn screened_line(line: &str, screen: &Screen<'_, '_>) -> anyhow::Result<Option<S
     })
 }
 
+/// The lines of a note that are memories: at most [`MAX_NOTE_LINES`] lines looked at, and none
+/// longer than [`MAX_LINE_BYTES`] parsed.
+fn memory_lines(text: &[u8]) -> BTreeSet<String> {
+    text.split(|&b| b == b'\n')
+        .take(MAX_NOTE_LINES)
+        .filter(|line| line.len() <= MAX_LINE_BYTES)
+        .filter_map(|line| std::str::from_utf8(line).ok())
+        .map(str::trim)
+        .filter(|line| is_memory_line(line))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Whether a line of a note is a memory (of any namespace: other clones may share others).
 fn is_memory_line(line: &str) -> bool {
     let Ok(value) = serde_json::from_str::<Value>(line) else { return false };
@@ -249,7 +275,7 @@ fn from_line(line: &str, shared: &[String], private: &[&str]) -> Option<Captured
     let text = memory::strip_private(text, private)?;
     let text = text.trim();
     (!text.is_empty()).then(|| Captured {
-        rule: RULE.to_owned(),
+        rule: PULLED_RULE.to_owned(),
         namespace,
         text: text.to_owned(),
         confidence: 1.0,
@@ -345,12 +371,7 @@ impl<'r> Git<'r> {
         if !child.wait()?.success() {
             return Ok(BTreeSet::new());
         }
-        Ok(String::from_utf8_lossy(&text)
-            .lines()
-            .map(str::trim)
-            .filter(|l| is_memory_line(l))
-            .map(str::to_owned)
-            .collect())
+        Ok(memory_lines(&text))
     }
 
     fn write_note(&self, anchor: &str, lines: &BTreeSet<String>) -> anyhow::Result<()> {
@@ -430,6 +451,17 @@ impl<'r> Git<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_is_read_within_bounds() {
+        let line = |n: usize| to_line("decisions", &format!("memory {n}"));
+        let many: String = (0..MAX_NOTE_LINES + 10).map(|n| line(n) + "\n").collect();
+        assert_eq!(memory_lines(many.as_bytes()).len(), MAX_NOTE_LINES);
+        let long = to_line("decisions", &"\u{1}".repeat(MAX_MEMORY_CHARS));
+        assert!(long.len() <= MAX_LINE_BYTES, "a memory at its longest is read");
+        let over = format!("{}\n{}\n", line(1), " ".repeat(MAX_LINE_BYTES + 1) + &line(2));
+        assert_eq!(memory_lines(over.as_bytes()).len(), 1);
+    }
 
     #[test]
     fn a_line_is_a_memory_of_a_shared_namespace_or_nothing() {

@@ -328,3 +328,68 @@ fn sharing_withholds_what_a_rule_blocks_and_what_is_private() {
     assert!(listed.contains("door code"), "{listed}");
     assert!(!listed.contains("rotate") && !listed.contains("1234"), "{listed}");
 }
+
+/// Writes `lines` as the shared note of a clone of `bare` and pushes it, as a hostile or busy
+/// remote would hold it.
+fn remote_note(bare: &Path, text: &[u8]) {
+    let root = bare.parent().unwrap();
+    let other = root.join(format!("writer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&other);
+    git(root, &["init", "--quiet", other.to_str().unwrap()]);
+    let empty = git(&other, &["hash-object", "-w", "/dev/null"]);
+    let note_file = root.join("note.txt");
+    std::fs::write(&note_file, text).unwrap();
+    let args = ["notes", "--ref", "refs/notes/hookpack", "add", "-f", "-F"];
+    let mut args = args.to_vec();
+    args.extend([note_file.to_str().unwrap(), empty.trim()]);
+    git(&other, &args);
+    git(
+        &other,
+        &[
+            "push",
+            "--quiet",
+            "--force",
+            bare.to_str().unwrap(),
+            "refs/notes/hookpack:refs/notes/hookpack",
+        ],
+    );
+    std::fs::remove_dir_all(&other).unwrap();
+}
+
+/// A pull never stores more than `[memory] max` in all: the store's own memories stay, the
+/// pulled ones take the room left, and what does not fit is dropped and counted; memories a
+/// hook captures past `max` evict pulled ones before the store's own.
+#[test]
+fn a_pull_keeps_within_memory_max_and_own_memories_first() {
+    let (dir, bare) = guarded("pull-max");
+    let config = "builtin = [\"memory\"]\n\n[memory]\nmax = 6\n";
+    std::fs::write(dir.join(".claude/hookpack/hookpack.toml"), config).unwrap();
+    run(&dir, &["compile"]);
+    for n in 0..3 {
+        say(&dir, &format!("[decision] our own decision number {n}"));
+    }
+    let mut note = String::new();
+    for n in 0..10 {
+        let text = format!("a pulled decision number {n}");
+        note.push_str(
+            &json!({"id": n.to_string(), "namespace": "decisions", "text": text}).to_string(),
+        );
+        note.push('\n');
+    }
+    remote_note(&bare, note.as_bytes());
+    let out = run(&dir, &["memory", "pull"]);
+    assert!(out.contains("3 new") && out.contains("7 dropped"), "{out}");
+    let listed = memories(&dir);
+    assert_eq!(listed.matches("pulled decision").count(), 3, "{listed}");
+    assert_eq!(listed.matches("our own decision").count(), 3, "{listed}");
+    // Captured past `max`: a pulled memory goes, not an own one.
+    for n in 3..6 {
+        say(&dir, &format!("[decision] our own decision number {n}"));
+    }
+    let listed = memories(&dir);
+    assert_eq!(listed.matches("our own decision").count(), 6, "{listed}");
+    assert_eq!(listed.matches("pulled decision").count(), 0, "{listed}");
+    // A pull into a full store keeps nothing more.
+    let out = run(&dir, &["memory", "pull"]);
+    assert!(out.contains("0 new") && out.contains("10 dropped"), "{out}");
+}
