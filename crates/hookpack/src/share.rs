@@ -40,6 +40,10 @@ use crate::commands::{environment, installation, printable, rules_in_memory};
 pub(crate) const NOTES_REF: &str = "refs/notes/hookpack";
 /// Where the remote's note is fetched to before it is merged.
 const FETCHED_REF: &str = "refs/notes/hookpack-fetched";
+/// Where the local and the fetched notes are merged before the local ref is moved there.
+const MERGING_REF: &str = "refs/notes/hookpack-merging";
+/// The most notes a notes ref read may hold (hookpack writes one).
+const MAX_NOTES: usize = 64;
 /// The namespaces shared when neither the config nor the command names any.
 pub(crate) const DEFAULT_SHARED: [&str; 3] = ["decisions", "learnings", "patterns"];
 /// The most memories read from one namespace of the store.
@@ -386,6 +390,12 @@ impl<'r> Git<'r> {
 
     /// Fetches the remote's note and merges it into the local one (the union of their lines);
     /// whether the remote had one.
+    ///
+    /// What the remote holds is fetched to a ref of its own and checked ([`Git::sound`]) before
+    /// anything is merged, and the merge is made on another ref and checked too before the
+    /// local notes ref is moved to it: a remote whose notes hookpack does not read (a ref
+    /// naming a blob, a note over [`MAX_NOTE_BYTES`], a tree of many notes) is said to be one,
+    /// and the local notes stay as they were.
     fn fetch_and_merge(&self, remote: &str, anchor: &str) -> anyhow::Result<bool> {
         let refspec = format!("+{NOTES_REF}:{FETCHED_REF}");
         let has = self.run(&["ls-remote", "--exit-code", remote, NOTES_REF], None)?;
@@ -398,14 +408,38 @@ impl<'r> Git<'r> {
             printable(remote),
             String::from_utf8_lossy(&has.stderr).trim()
         );
-        self.check(&["fetch", "--quiet", "--no-write-fetch-head", remote, &refspec], None)?;
         let local = self.run(&["rev-parse", "--verify", "--quiet", NOTES_REF], None)?;
-        if local.status.success() {
+        let local = String::from_utf8_lossy(&local.stdout).trim().to_owned();
+        if !local.is_empty()
+            && let Err(err) = self.sound(NOTES_REF)
+        {
+            anyhow::bail!(
+                "the local notes ref {NOTES_REF} is damaged ({err:#}): `git update-ref -d \
+                 {NOTES_REF}` removes it (the memories stay in the store; a push shares them \
+                 again)"
+            );
+        }
+        self.check(&["fetch", "--quiet", "--no-write-fetch-head", remote, &refspec], None)?;
+        let refused = |err: anyhow::Error| {
+            for temporary in [FETCHED_REF, MERGING_REF] {
+                let _ = self.run(&["update-ref", "-d", temporary], None);
+            }
+            anyhow::anyhow!(
+                "the git remote `{}` holds shared memories hookpack does not read ({err:#}): \
+                 nothing was merged, the local notes are as they were",
+                printable(remote)
+            )
+        };
+        self.sound(FETCHED_REF).map_err(refused)?;
+        if local.is_empty() {
+            self.check(&["update-ref", NOTES_REF, FETCHED_REF], None)?;
+        } else {
+            self.check(&["update-ref", MERGING_REF, &local], None)?;
             self.check(
                 &[
                     "notes",
                     "--ref",
-                    NOTES_REF,
+                    MERGING_REF,
                     "merge",
                     "--quiet",
                     "-s",
@@ -413,9 +447,12 @@ impl<'r> Git<'r> {
                     FETCHED_REF,
                 ],
                 None,
-            )?;
-        } else {
-            self.check(&["update-ref", NOTES_REF, FETCHED_REF], None)?;
+            )
+            .map_err(refused)?;
+            self.sound(MERGING_REF).map_err(refused)?;
+            // Moved only from where it was: a concurrent run's merge is not lost.
+            self.check(&["update-ref", NOTES_REF, MERGING_REF, &local], None)?;
+            self.check(&["update-ref", "-d", MERGING_REF], None)?;
         }
         // The merged note, written back sorted (a merge may leave it as the two notes' lines
         // concatenated when one side had none on the anchor).
@@ -428,6 +465,48 @@ impl<'r> Git<'r> {
             }
         }
         Ok(true)
+    }
+
+    /// Whether `reference` holds notes as hookpack writes them: a commit, whose tree holds at
+    /// most [`MAX_NOTES`] notes, each a blob of at most [`MAX_NOTE_BYTES`]; the listing is read
+    /// with a cap.
+    fn sound(&self, reference: &str) -> anyhow::Result<()> {
+        let kind = self.check(&["cat-file", "-t", reference], None)?;
+        let kind = String::from_utf8_lossy(&kind.stdout).trim().to_owned();
+        anyhow::ensure!(kind == "commit", "its notes ref names a {kind}, not a commit");
+        let mut child = self
+            .command(&["ls-tree", "-r", "-l", "--full-tree", reference])
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot run git")?;
+        // An entry is well under 256 bytes: a listing longer than that many has too many.
+        let cap = MAX_NOTES as u64 * 256;
+        let mut listing = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            stdout.take(cap + 1).read_to_end(&mut listing)?;
+        }
+        if listing.len() as u64 > cap {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("more than {MAX_NOTES} notes");
+        }
+        anyhow::ensure!(child.wait()?.success(), "its tree cannot be read");
+        let listing = String::from_utf8_lossy(&listing);
+        let entries: Vec<&str> = listing.lines().collect();
+        anyhow::ensure!(entries.len() <= MAX_NOTES, "more than {MAX_NOTES} notes");
+        for entry in entries {
+            // `<mode> <type> <object> <size>\t<path>`
+            let fields: Vec<&str> =
+                entry.split('\t').next().unwrap_or("").split_whitespace().collect();
+            anyhow::ensure!(fields.get(1) == Some(&"blob"), "a note that is not a blob");
+            let size: u64 = fields.get(3).and_then(|s| s.parse().ok()).unwrap_or(u64::MAX);
+            anyhow::ensure!(
+                size <= MAX_NOTE_BYTES as u64,
+                "a note over {} MiB",
+                MAX_NOTE_BYTES >> 20
+            );
+        }
+        Ok(())
     }
 
     /// Pushes the note's ref; `false` when the remote moved on meanwhile (not a fast-forward).

@@ -393,3 +393,51 @@ fn a_pull_keeps_within_memory_max_and_own_memories_first() {
     let out = run(&dir, &["memory", "pull"]);
     assert!(out.contains("0 new") && out.contains("10 dropped"), "{out}");
 }
+
+/// A hostile remote (a note over 16 MiB, a notes ref that names a blob) is said to be one, its
+/// note is not merged, and the local notes stay as they were: once the remote is sound again,
+/// pulls and pushes work without repairing anything by hand.
+#[test]
+fn a_hostile_remote_is_refused_and_breaks_nothing() {
+    let (dir, bare) = guarded("hostile-remote");
+    let good =
+        json!({"id": "1", "namespace": "decisions", "text": "deploys never happen on Fridays"});
+    remote_note(&bare, format!("{good}\n").as_bytes());
+    assert!(run(&dir, &["memory", "pull"]).contains("1 new"));
+    let local = || git(&dir, &["rev-parse", "refs/notes/hookpack"]);
+    let before = local();
+
+    // A note over 16 MiB.
+    let mut huge = format!("{good}\n");
+    for n in 0..17 {
+        // Lines that differ: merging keeps each once.
+        huge.push_str(&n.to_string());
+        huge.push_str(&"x".repeat(1 << 20));
+        huge.push('\n');
+    }
+    remote_note(&bare, huge.as_bytes());
+    for command in ["pull", "push"] {
+        let out = hookpack(&dir, &["memory", command]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert!(text(&out.stderr).contains("16 MiB"), "{command}: {}", text(&out.stderr));
+        assert_eq!(local(), before, "{command}");
+    }
+
+    // A notes ref that names a blob.
+    let blob_file = bare.parent().unwrap().join("blob.txt");
+    std::fs::write(&blob_file, "not a commit\n").unwrap();
+    let blob = git(&bare, &["hash-object", "-w", blob_file.to_str().unwrap()]);
+    git(&bare, &["update-ref", "refs/notes/hookpack", blob.trim()]);
+    let out = hookpack(&dir, &["memory", "pull"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("not a commit"), "{}", text(&out.stderr));
+    assert_eq!(local(), before);
+
+    // Sound again: pull and push as before.
+    git(&bare, &["update-ref", "-d", "refs/notes/hookpack"]);
+    let other = json!({"id": "2", "namespace": "decisions", "text": "the API is versioned"});
+    remote_note(&bare, format!("{good}\n{other}\n").as_bytes());
+    assert!(run(&dir, &["memory", "pull"]).contains("1 new"));
+    say(&dir, "[decision] tokens are signed with RS256");
+    assert!(run(&dir, &["memory", "push"]).contains("(3 of them this store's)"));
+}
