@@ -198,6 +198,14 @@ impl Sharing<'_, '_, '_> {
                 }
             }
             lines.extend(mine.iter().cloned());
+            if lines.is_empty() && !git.has_notes()? {
+                println!(
+                    "nothing to push to {}: no shared memories here or there{}",
+                    printable(remote),
+                    withheld.said()
+                );
+                return Ok(());
+            }
             if lines != note {
                 git.write_note(self.anchor, &lines)?;
             }
@@ -465,6 +473,11 @@ impl<'r> Git<'r> {
             }
         }
         Ok(true)
+    }
+
+    /// Whether the local notes ref exists.
+    fn has_notes(&self) -> anyhow::Result<bool> {
+        Ok(self.run(&["rev-parse", "--verify", "--quiet", NOTES_REF], None)?.status.success())
     }
 
     /// Whether `reference` holds notes as hookpack writes them: a commit, whose tree holds at

@@ -441,3 +441,17 @@ fn a_hostile_remote_is_refused_and_breaks_nothing() {
     say(&dir, "[decision] tokens are signed with RS256");
     assert!(run(&dir, &["memory", "push"]).contains("(3 of them this store's)"));
 }
+
+/// A push with no memory to share, and none on the remote, says so and succeeds.
+#[test]
+fn a_push_with_nothing_to_push_says_so() {
+    let (dir, bare) = guarded("nothing-to-push");
+    let out = run(&dir, &["memory", "push"]);
+    assert!(out.contains("nothing to push"), "{out}");
+    // Only memories a rule withholds: nothing to push either.
+    store(&dir, "decisions", &[&format!("the CI key is {KEY}")]);
+    let out = run(&dir, &["memory", "push"]);
+    assert!(out.contains("nothing to push") && out.contains("1 withheld"), "{out}");
+    let refs = git(&bare, &["for-each-ref"]);
+    assert!(!refs.contains("refs/notes/hookpack"), "{refs}");
+}
