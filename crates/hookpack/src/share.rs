@@ -40,6 +40,11 @@ use crate::commands::{environment, installation, printable, rules_in_memory};
 pub(crate) const NOTES_REF: &str = "refs/notes/hookpack";
 /// Where the remote's note is fetched to before it is merged.
 const FETCHED_REF: &str = "refs/notes/hookpack-fetched";
+/// The program git runs for a remote to fetch from it, and to push to it: git's own, never
+/// one the repository's config names for the remote (`remote.<name>.uploadpack`,
+/// `receivepack`).
+const UPLOAD_PACK: &str = "--upload-pack=git-upload-pack";
+const RECEIVE_PACK: &str = "--receive-pack=git-receive-pack";
 /// Where the local and the fetched notes are merged before the local ref is moved there.
 const MERGING_REF: &str = "refs/notes/hookpack-merging";
 /// The most notes a notes ref read may hold (hookpack writes one).
@@ -317,15 +322,13 @@ impl<'r> Git<'r> {
         Ok(git)
     }
 
-    /// Git with `args`, in the project, never asking on a terminal; stdout piped.
+    /// Git with `args`, in the project, as hookpack runs it (`hook_runtime::git::command`: none
+    /// of the programs the repository's config names, no prompt); stdout piped.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("git");
+        let mut command = hook_runtime::git::command(self.root);
         command
-            .arg("-C")
-            .arg(self.root)
             .args(&self.identity)
             .args(args)
-            .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_NOTES_REF", NOTES_REF)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -406,7 +409,7 @@ impl<'r> Git<'r> {
     /// and the local notes stay as they were.
     fn fetch_and_merge(&self, remote: &str, anchor: &str) -> anyhow::Result<bool> {
         let refspec = format!("+{NOTES_REF}:{FETCHED_REF}");
-        let has = self.run(&["ls-remote", "--exit-code", remote, NOTES_REF], None)?;
+        let has = self.run(&["ls-remote", UPLOAD_PACK, "--exit-code", remote, NOTES_REF], None)?;
         if has.status.code() == Some(2) {
             return Ok(false);
         }
@@ -427,7 +430,10 @@ impl<'r> Git<'r> {
                  again)"
             );
         }
-        self.check(&["fetch", "--quiet", "--no-write-fetch-head", remote, &refspec], None)?;
+        self.check(
+            &["fetch", UPLOAD_PACK, "--quiet", "--no-write-fetch-head", remote, &refspec],
+            None,
+        )?;
         let refused = |err: anyhow::Error| {
             for temporary in [FETCHED_REF, MERGING_REF] {
                 let _ = self.run(&["update-ref", "-d", temporary], None);
@@ -525,7 +531,7 @@ impl<'r> Git<'r> {
     /// Pushes the note's ref; `false` when the remote moved on meanwhile (not a fast-forward).
     fn push(&self, remote: &str) -> anyhow::Result<bool> {
         let refspec = format!("{NOTES_REF}:{NOTES_REF}");
-        let out = self.run(&["push", "--quiet", remote, &refspec], None)?;
+        let out = self.run(&["push", RECEIVE_PACK, "--quiet", remote, &refspec], None)?;
         if out.status.success() {
             return Ok(true);
         }

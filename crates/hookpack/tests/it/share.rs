@@ -455,3 +455,56 @@ fn a_push_with_nothing_to_push_says_so() {
     let refs = git(&bare, &["for-each-ref"]);
     assert!(!refs.contains("refs/notes/hookpack"), "{refs}");
 }
+
+/// What a repository's own `.git/config` names (hooks, an fsmonitor, an `ext::` remote, an
+/// upload and a receive program, an ssh command, an askpass program) is never run by the git
+/// processes hookpack starts: hookpack needs git's plumbing, not the repository's programs.
+#[test]
+fn git_runs_none_of_the_programs_a_repository_config_names() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (dir, _) = guarded("planted-config");
+    let root = dir.parent().unwrap().to_owned();
+    let marker = root.join("ran");
+    let hooks = root.join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let planted = |path: &Path, then: &str| {
+        let script = format!("#!/bin/sh\necho \"$0\" >> '{}'\n{then}\n", marker.display());
+        std::fs::write(path, script).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    for hook in ["reference-transaction", "pre-push", "post-checkout", "post-index-change"] {
+        planted(&hooks.join(hook), "exit 0");
+    }
+    let script = root.join("planted");
+    planted(&script, "exit 0");
+    let upload = root.join("upload");
+    planted(&upload, "exec git-upload-pack \"$@\"");
+    let receive = root.join("receive");
+    planted(&receive, "exec git-receive-pack \"$@\"");
+    let config = format!(
+        "[core]\n\thooksPath = {hooks}\n\tfsmonitor = {script}\n\tsshCommand = {script}\n\
+         \taskPass = {script}\n[protocol \"ext\"]\n\tallow = always\n\
+         [remote \"origin\"]\n\tuploadpack = {upload}\n\treceivepack = {receive}\n\
+         [remote \"evil\"]\n\turl = ext::sh -c touch% {marker}\n\
+         [remote \"viassh\"]\n\turl = ssh://hookpack.invalid/team.git\n\
+         [credential]\n\thelper = !{script}\n",
+        hooks = hooks.display(),
+        script = script.display(),
+        upload = upload.display(),
+        receive = receive.display(),
+        marker = marker.display(),
+    );
+    let mut file = std::fs::OpenOptions::new().append(true).open(dir.join(".git/config")).unwrap();
+    std::io::Write::write_all(&mut file, config.as_bytes()).unwrap();
+    drop(file);
+
+    say(&dir, "[decision] deploys never happen on Fridays");
+    run(&dir, &["memory", "sync"]);
+    for remote in ["evil", "viassh"] {
+        let out = hookpack(&dir, &["memory", "pull", "--remote", remote]);
+        assert_ne!(out.status.code(), Some(0), "{remote}");
+    }
+    let _ = hookpack(&dir, &["doctor"]);
+    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(!marker.exists(), "planted programs ran: {ran}");
+}
