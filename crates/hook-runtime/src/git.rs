@@ -69,9 +69,10 @@ fn branch_of(bytes: &[u8]) -> Option<String> {
 /// hookpack needs git's plumbing, never a program the repository's `.git/config` names (a
 /// repository unpacked from elsewhere brings its `.git/config` along). No hooks, no
 /// fsmonitor, no `ext::` transport (a remote helper runs a command) nor any transport but
-/// `file`, `https`, `ssh` and `git`, no askpass program (no prompt at all: `GIT_TERMINAL_PROMPT`
-/// is 0), no signed commits, and credential helpers reset (the user's global ones are added
-/// back by [`command`]); alternates are not listed by a command.
+/// `file`, `https`, `ssh` and `git`, no askpass program but the user's `$GIT_ASKPASS` (and no
+/// prompt on a terminal: `GIT_TERMINAL_PROMPT` is 0), no signed commits, and credential helpers
+/// reset (the user's global ones are added back by [`command`]); alternates are not listed by a
+/// command.
 pub const SAFE_CONFIG: [&str; 13] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
@@ -123,7 +124,6 @@ pub fn with_hooks(dir: &Path) -> Command {
         .env("GIT_PAGER", "cat")
         .env("GIT_EDITOR", ":")
         .env("GIT_SSH_COMMAND", &user.ssh)
-        .env_remove("GIT_ASKPASS")
         .env("GIT_PROXY_COMMAND", std::env::var_os("GIT_PROXY_COMMAND").unwrap_or_default())
         .stdin(Stdio::null());
     command
@@ -153,10 +153,19 @@ fn users_config() -> &'static UsersConfig {
             .output()
             .map(|out| out.stdout)
             .unwrap_or_default();
+        let var = |name: &str| std::env::var(name).ok();
+        UsersConfig::read(&listed, var("GIT_SSH_COMMAND"), var("GIT_SSH"))
+    })
+}
+
+impl UsersConfig {
+    /// From what `git config --global --null --get-regexp` listed, and `$GIT_SSH_COMMAND` and
+    /// `$GIT_SSH`.
+    fn read(listed: &[u8], ssh_command: Option<String>, ssh_program: Option<String>) -> Self {
         let mut ssh = None;
         let mut helpers = Vec::new();
         // `--null`: each entry is the key, a newline, the value, then a NUL.
-        for entry in String::from_utf8_lossy(&listed).split('\0').filter(|e| !e.is_empty()) {
+        for entry in String::from_utf8_lossy(listed).split('\0').filter(|e| !e.is_empty()) {
             let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
             if key.eq_ignore_ascii_case("core.sshcommand") {
                 ssh = Some(value.to_owned());
@@ -164,13 +173,12 @@ fn users_config() -> &'static UsersConfig {
                 helpers.push(format!("{key}={value}"));
             }
         }
-        let ssh = std::env::var("GIT_SSH_COMMAND")
-            .ok()
-            .or_else(|| std::env::var("GIT_SSH").ok().map(|program| shell_quoted(&program)))
+        let ssh = ssh_command
+            .or_else(|| ssh_program.map(|program| shell_quoted(&program)))
             .or(ssh)
             .unwrap_or_else(|| "ssh".to_owned());
         UsersConfig { ssh, helpers }
-    })
+    }
 }
 
 /// `text` quoted for `sh`.
@@ -181,6 +189,46 @@ fn shell_quoted(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_runs_with_the_safe_configuration_and_the_users_own_ways_to_remotes() {
+        let command = command(Path::new("/p"));
+        let args: Vec<String> =
+            command.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        for setting in SAFE_CONFIG {
+            let at = args.iter().position(|a| a == setting).unwrap();
+            assert_eq!(args[at - 1], "-c", "{setting}");
+        }
+        let env = |name: &str| {
+            command
+                .get_envs()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| v)
+                .map(std::borrow::ToOwned::to_owned)
+        };
+        assert_eq!(env("GIT_CONFIG_NOSYSTEM").unwrap(), "1");
+        assert_eq!(env("GIT_TERMINAL_PROMPT").unwrap(), "0");
+        assert!(env("GIT_SSH_COMMAND").is_some());
+        let hooks = with_hooks(Path::new("/p"));
+        assert!(!hooks.get_args().any(|a| a == SAFE_CONFIG[0]));
+
+        // The global helpers come back in their order, empty resets included; the ssh command
+        // is the environment's, else the global one, else `ssh`.
+        let listed = b"credential.helper\n\0credential.https://github.com.helper\n!gh auth \
+                       git-credential\0core.sshcommand\nssh -i ~/.ssh/work\0";
+        let user = UsersConfig::read(listed, None, None);
+        assert_eq!(
+            user.helpers,
+            ["credential.helper=", "credential.https://github.com.helper=!gh auth git-credential"]
+        );
+        assert_eq!(user.ssh, "ssh -i ~/.ssh/work");
+        assert_eq!(UsersConfig::read(b"", None, None).ssh, "ssh");
+        assert_eq!(
+            UsersConfig::read(listed, None, Some("/opt/it's/plink".into())).ssh,
+            r"'/opt/it'\''s/plink'"
+        );
+        assert_eq!(UsersConfig::read(listed, Some("ssh -v".into()), None).ssh, "ssh -v");
+    }
 
     #[test]
     fn heads_as_git_writes_them() {
