@@ -217,6 +217,11 @@ fn guarded(name: &str) -> (PathBuf, PathBuf) {
 /// Stores `texts` in `namespace` as a store from before the rules screened memories, or a
 /// pull, would hold them: straight into the database.
 fn store(dir: &Path, namespace: &str, texts: &[&str]) {
+    store_as(dir, ("s", "memory/markers"), namespace, texts);
+}
+
+/// [`store`], as session and rule `by`.
+fn store_as(dir: &Path, by: (&str, &str), namespace: &str, texts: &[&str]) {
     let installation = hook_runtime::Installation::Project {
         root: dir.to_owned(),
         dir: dir.join(".claude/hookpack"),
@@ -224,13 +229,13 @@ fn store(dir: &Path, namespace: &str, texts: &[&str]) {
     let mut store = hook_runtime::state::Store::open(&installation).unwrap();
     for text in texts {
         let captured = hook_engine::memory::Captured {
-            rule: "memory/markers".to_owned(),
+            rule: by.1.to_owned(),
             namespace: namespace.to_owned(),
             text: (*text).to_owned(),
             confidence: 1.0,
             note: None,
         };
-        store.remember("s", &captured).unwrap();
+        store.remember(by.0, &captured).unwrap();
     }
 }
 
@@ -392,6 +397,15 @@ fn a_pull_keeps_within_memory_max_and_own_memories_first() {
     // A pull into a full store keeps nothing more.
     let out = run(&dir, &["memory", "pull"]);
     assert!(out.contains("0 new") && out.contains("10 dropped"), "{out}");
+    // A store a pull took past `max` before: the next pull evicts pulled memories, not own.
+    let texts: Vec<String> = (0..10).map(|n| format!("an old pulled decision {n}")).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    store_as(&dir, ("git:origin", "git-notes"), "decisions", &texts);
+    let out = run(&dir, &["memory", "pull"]);
+    assert!(out.contains("10 evicted"), "{out}");
+    let listed = memories(&dir);
+    assert_eq!(listed.matches("our own decision").count(), 6, "{listed}");
+    assert!(!listed.contains("pulled decision"), "{listed}");
 }
 
 /// A hostile remote (a note over 16 MiB, a notes ref that names a blob) is said to be one, its
