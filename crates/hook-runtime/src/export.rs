@@ -12,9 +12,11 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use hook_engine::artifact::ArtifactError;
 use hook_engine::memory::Memory;
 
 use crate::confined::Confined;
+use crate::screen::{Screen, Withheld};
 use crate::state::Store;
 
 const START: &str = "<!-- hookpack:start -->";
@@ -78,7 +80,29 @@ pub fn memories(store: &Store, namespaces: &[String]) -> rusqlite::Result<Vec<Me
     Ok(memories)
 }
 
-/// What exporting `memories` into the project at `root` changes. Reads only.
+/// `memories` as they may be exported ([`Screen::check`]): private parts removed, and those a
+/// rule of the project blocks as a prompt, or all private, left out and counted.
+///
+/// # Errors
+///
+/// When the artifact is damaged.
+pub fn screened(
+    memories: Vec<Memory>,
+    screen: &Screen<'_, '_>,
+) -> Result<(Vec<Memory>, Withheld), ArtifactError> {
+    let mut withheld = Withheld::default();
+    let mut kept = Vec::with_capacity(memories.len());
+    for mut memory in memories {
+        if let Some(text) = withheld.count(screen.check(&memory.text)?) {
+            memory.text = text;
+            kept.push(memory);
+        }
+    }
+    Ok((kept, withheld))
+}
+
+/// What exporting `memories` into the project at `root` changes. Reads only. The memories are
+/// written as they are: [`screened`] first.
 ///
 /// # Errors
 ///
@@ -237,10 +261,105 @@ fn block(memories: &[&Memory]) -> String {
     text
 }
 
-/// A memory on one line, without control characters.
+/// A memory on one line, without control characters, its imports defused ([`defuse_imports`]).
 fn one_line(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    let line: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    defuse_imports(&line)
+}
+
+/// `line` with every `@` that could start an import put in a code span.
+///
+/// Claude Code reads `@path` in `CLAUDE.md` and `.claude/rules/*.md` as an import and loads the
+/// file into the model's context: a memory saying "read @.env" would load `.env`. It looks for
+/// an `@` at the start of a text or after whitespace, followed by a path, and skips code spans
+/// and code blocks (its memory docs say so). So each `@` outside the line's code spans that is
+/// followed by something other than whitespace, and preceded by anything but a letter or a
+/// digit (an address such as `ops@example.com` stays as it is), is put with the rest of its
+/// word in a code span: ``read `@.env` `` reads the same and imports nothing. The span's fence
+/// is one backtick longer than any run of backticks in the line, so no backtick of the memory
+/// can close it early or pair with it; a space goes before it where a backtick or a backslash
+/// would otherwise touch it. An invisible character or a backslash before the `@` would be
+/// less robust: a Markdown reader drops the backslash, and a reader that only asks for no
+/// letter before the `@` would still see an import.
+fn defuse_imports(line: &str) -> String {
+    if !line.contains('@') {
+        return line.to_owned();
+    }
+    let chars: Vec<char> = line.chars().collect();
+    let spans = code_spans(&chars);
+    let longest = chars.chunk_by(|a, b| a == b).filter(|r| r[0] == '`').map(<[char]>::len).max();
+    let fence = "`".repeat(longest.unwrap_or(0) + 1);
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut i = 0;
+    while i < chars.len() {
+        if let Some(&(_, end)) = spans.iter().find(|(start, _)| *start == i) {
+            out.extend(&chars[i..end]);
+            i = end;
+            continue;
+        }
+        let imports = chars[i] == '@'
+            && (i == 0 || !chars[i - 1].is_alphanumeric())
+            && chars.get(i + 1).is_some_and(|c| !c.is_whitespace());
+        if !imports {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let end = (i..chars.len()).find(|&j| chars[j].is_whitespace()).unwrap_or(chars.len());
+        if i > 0 && matches!(chars[i - 1], '`' | '\\') {
+            out.push(' ');
+        }
+        let word: String = chars[i..end].iter().collect();
+        // A span's content that ends with a backtick is padded on both sides (one space each
+        // side is not part of it).
+        let pad = if word.ends_with('`') { " " } else { "" };
+        let _ = write!(out, "{fence}{pad}{word}{pad}{fence}");
+        i = end;
+    }
+    out
+}
+
+/// The code spans of `chars` as `(start, end)`: a run of backticks (not escaped by a
+/// backslash) opens one that the next run of the same length closes (`CommonMark`'s rule).
+fn code_spans(chars: &[char]) -> Vec<(usize, usize)> {
+    let run = |at: usize| chars[at..].iter().take_while(|&&c| c == '`').count();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            i += 1;
+            continue;
+        }
+        if i > 0 && chars[i - 1] == '\\' {
+            // An escaped backtick is a character; the rest of its run is a run of its own.
+            i += 1;
+            continue;
+        }
+        let n = run(i);
+        let mut j = i + n;
+        let mut close = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let m = run(j);
+                if m == n {
+                    close = Some(j + m);
+                    break;
+                }
+                j += m;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                spans.push((i, end));
+                i = end;
+            }
+            None => i += n,
+        }
+    }
+    spans
 }
 
 /// `existing` with hookpack's block holding `inner` (none when `inner` is empty). The block
@@ -388,6 +507,118 @@ mod tests {
         assert_ne!(slug("a--b"), slug("a/b"));
         assert!(slug("a--b").starts_with("a--b-"));
         assert_ne!(slug("a-b/c"), slug("a/b-c"));
+    }
+
+    /// The `@path` imports Claude Code would follow in `text`, read as it reads them, or more
+    /// eagerly: code spans and fenced blocks skipped (`CommonMark` pairs a backtick run with the
+    /// next run of the same length), and an `@` followed by a path character at the start of
+    /// a line or after anything but a letter or digit (also right after a code span, where a
+    /// new text token starts).
+    fn imports(text: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut fenced = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") || line.trim_start().starts_with("~~~") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            // Code spans replaced by a space.
+            let chars: Vec<char> = line.chars().collect();
+            let run = |at: usize| chars[at..].iter().take_while(|&&c| c == '`').count();
+            let mut plain = String::new();
+            let mut i = 0;
+            while i < chars.len() {
+                if chars[i] == '`' && (i == 0 || chars[i - 1] != '\\') {
+                    let n = run(i);
+                    let mut j = i + n;
+                    let close = loop {
+                        if j >= chars.len() {
+                            break None;
+                        }
+                        if chars[j] == '`' {
+                            let m = run(j);
+                            if m == n {
+                                break Some(j + m);
+                            }
+                            j += m;
+                        } else {
+                            j += 1;
+                        }
+                    };
+                    if let Some(end) = close {
+                        plain.push(' ');
+                        i = end;
+                        continue;
+                    }
+                    plain.extend(&chars[i..i + n]);
+                    i += n;
+                    continue;
+                }
+                plain.push(chars[i]);
+                i += 1;
+            }
+            let plain: Vec<char> = plain.chars().collect();
+            for (at, c) in plain.iter().enumerate() {
+                let after = plain.get(at + 1).is_some_and(|c| !c.is_whitespace());
+                let before = at == 0 || !plain[at - 1].is_alphanumeric();
+                if *c == '@' && after && before {
+                    found.push(plain[at..].iter().take_while(|c| !c.is_whitespace()).collect());
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn memories_exported_import_no_file() {
+        let root = std::env::temp_dir().join(format!("hookpack-export-at-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("src/api")).unwrap();
+        let texts = [
+            "Read @.env before deploying",
+            "@~/.ssh/id_rsa holds the deploy key",
+            "see (@docs/secret.md), `a`@.env and x ` y @.env",
+            "a `` b \\@.env and \\`@.env`",
+            "In src/api always read @../.aws/credentials first",
+            "mail ops@example.com, tabs\t@.npmrc, @@x and @`y`",
+        ];
+        let memories: Vec<Memory> = texts
+            .iter()
+            .zip(1..)
+            .map(|(text, id)| Memory {
+                id,
+                namespace: "patterns".to_owned(),
+                text: (*text).to_owned(),
+                confidence: 1.0,
+                created: 0,
+            })
+            .collect();
+        let export = plan(&root, &memories).unwrap();
+        write(&root, &export).unwrap();
+        let claude = std::fs::read_to_string(root.join("CLAUDE.md")).unwrap();
+        let rule =
+            std::fs::read_to_string(root.join(".claude/rules/hookpack-src--api.md")).unwrap();
+        for written in [&claude, &rule] {
+            assert_eq!(imports(written), Vec::<String>::new(), "{written}");
+        }
+        // Still readable: every `@…` is there as it was said.
+        for said in ["Read `@.env` before", "@~/.ssh/id_rsa", "@docs/secret.md", "ops@example.com"]
+        {
+            assert!(claude.contains(said), "{said}: {claude}");
+        }
+        assert!(rule.contains("@../.aws/credentials"), "{rule}");
+        // What is in a code span already stays as it is.
+        assert_eq!(
+            one_line("add `@types/node` as a dev dependency"),
+            "add `@types/node` as a dev dependency"
+        );
+        // The detector finds what the unescaped text would import.
+        assert_eq!(imports("- Read @.env now"), ["@.env"]);
+        assert_eq!(imports("`a`@.env"), ["@.env"]);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

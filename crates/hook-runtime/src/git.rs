@@ -1,9 +1,12 @@
 //! The project's repository, read as git lays it out on disk: no git process, small bounded
 //! reads. [`current_branch`] reads the branch from `.git/HEAD`, only for rules that ask
 //! (`branch`, `{branch}`, `{issue}`); [`Repository`] is what "inside the repository" means
-//! wherever hookpack refuses a repository's files (reference §5).
+//! wherever hookpack refuses a repository's files (reference §5). And the one way hookpack
+//! starts a git process ([`command`]).
 
 use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use hook_engine::bounded::{read_regular, read_regular_not_following};
 use hook_engine::text::is_bidi_control;
@@ -187,9 +190,170 @@ fn branch_of(bytes: &[u8]) -> Option<String> {
     valid.then(|| branch.to_owned())
 }
 
+/// The configuration every git process hookpack starts runs with, after the repository's own:
+/// hookpack needs git's plumbing, never a program the repository's `.git/config` names (a
+/// repository unpacked from elsewhere brings its `.git/config` along). No hooks, no
+/// fsmonitor, no `ext::` transport (a remote helper runs a command) nor any transport but
+/// `file`, `https`, `ssh` and `git`, no askpass program but the user's `$GIT_ASKPASS` (and no
+/// prompt on a terminal: `GIT_TERMINAL_PROMPT` is 0), no signed commits, and credential helpers
+/// reset (the user's global ones are added back by [`command`]); alternates are not listed by a
+/// command.
+pub const SAFE_CONFIG: [&str; 13] = [
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.askPass=",
+    "core.alternateRefsCommand=true",
+    "commit.gpgSign=false",
+    "protocol.allow=never",
+    "protocol.file.allow=always",
+    "protocol.https.allow=always",
+    "protocol.ssh.allow=always",
+    "protocol.git.allow=always",
+    "protocol.ext.allow=never",
+    "protocol.fd.allow=never",
+    "credential.helper=",
+];
+
+/// Git in `dir`, as hookpack runs it: with [`SAFE_CONFIG`] after the repository's config, the
+/// system's config not read (`GIT_CONFIG_NOSYSTEM`), no pager, no editor, no prompt on a
+/// terminal, and stdin, stdout and stderr to be set by the caller (stdin `/dev/null`).
+///
+/// What git runs to reach a remote is taken from the user, never from the repository: the ssh
+/// command is `$GIT_SSH_COMMAND`, else `$GIT_SSH`, else the user's global `core.sshCommand`,
+/// else `ssh`; credential helpers are the user's global ones (`credential.helper` and
+/// `credential.<url>.helper`, in their order); a proxy for `git://` only `$GIT_PROXY_COMMAND`.
+/// A remote's upload and receive programs (`remote.<name>.uploadpack`, `receivepack`) are the
+/// callers' to override on the command line (`--upload-pack`, `--receive-pack`).
+pub fn command(dir: &Path) -> Command {
+    let mut command = with_hooks(dir);
+    command.args(["-c", SAFE_CONFIG[0]]);
+    command
+}
+
+/// [`command`], with the repository's hooks: only for what stands in for a command Claude Code
+/// itself runs with them (the `WorktreeCreate` hook's `git worktree add`, whose
+/// `post-checkout` hook users rely on to set a worktree up).
+pub fn with_hooks(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir);
+    for setting in &SAFE_CONFIG[1..] {
+        command.args(["-c", setting]);
+    }
+    let user = users_config();
+    for setting in &user.helpers {
+        command.args(["-c", setting]);
+    }
+    command
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_EDITOR", ":")
+        .env("GIT_SSH_COMMAND", &user.ssh)
+        .env("GIT_PROXY_COMMAND", std::env::var_os("GIT_PROXY_COMMAND").unwrap_or_default())
+        .stdin(Stdio::null());
+    command
+}
+
+/// What git reaches remotes with, as the user set it.
+struct UsersConfig {
+    /// The ssh command.
+    ssh: String,
+    /// `key=value` of each global credential helper setting, in order.
+    helpers: Vec<String>,
+}
+
+/// [`UsersConfig`], read once: `git config --global` (the user's `~/.gitconfig` and
+/// `$XDG_CONFIG_HOME/git/config`), run outside any repository.
+fn users_config() -> &'static UsersConfig {
+    static USERS: OnceLock<UsersConfig> = OnceLock::new();
+    USERS.get_or_init(|| {
+        let listed = Command::new("git")
+            .current_dir("/")
+            .args(["config", "--global", "--null", "--get-regexp"])
+            .arg(r"^(credential\..*helper|core\.sshcommand)$")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_DIR")
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map(|out| out.stdout)
+            .unwrap_or_default();
+        let var = |name: &str| std::env::var(name).ok();
+        UsersConfig::read(&listed, var("GIT_SSH_COMMAND"), var("GIT_SSH"))
+    })
+}
+
+impl UsersConfig {
+    /// From what `git config --global --null --get-regexp` listed, and `$GIT_SSH_COMMAND` and
+    /// `$GIT_SSH`.
+    fn read(listed: &[u8], ssh_command: Option<String>, ssh_program: Option<String>) -> Self {
+        let mut ssh = None;
+        let mut helpers = Vec::new();
+        // `--null`: each entry is the key, a newline, the value, then a NUL.
+        for entry in String::from_utf8_lossy(listed).split('\0').filter(|e| !e.is_empty()) {
+            let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+            if key.eq_ignore_ascii_case("core.sshcommand") {
+                ssh = Some(value.to_owned());
+            } else {
+                helpers.push(format!("{key}={value}"));
+            }
+        }
+        let ssh = ssh_command
+            .or_else(|| ssh_program.map(|program| shell_quoted(&program)))
+            .or(ssh)
+            .unwrap_or_else(|| "ssh".to_owned());
+        UsersConfig { ssh, helpers }
+    }
+}
+
+/// `text` quoted for `sh`.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_runs_with_the_safe_configuration_and_the_users_own_ways_to_remotes() {
+        let command = command(Path::new("/p"));
+        let args: Vec<String> =
+            command.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        for setting in SAFE_CONFIG {
+            let at = args.iter().position(|a| a == setting).unwrap();
+            assert_eq!(args[at - 1], "-c", "{setting}");
+        }
+        let env = |name: &str| {
+            command
+                .get_envs()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| v)
+                .map(std::borrow::ToOwned::to_owned)
+        };
+        assert_eq!(env("GIT_CONFIG_NOSYSTEM").unwrap(), "1");
+        assert_eq!(env("GIT_TERMINAL_PROMPT").unwrap(), "0");
+        assert!(env("GIT_SSH_COMMAND").is_some());
+        let hooks = with_hooks(Path::new("/p"));
+        assert!(!hooks.get_args().any(|a| a == SAFE_CONFIG[0]));
+
+        // The global helpers come back in their order, empty resets included; the ssh command
+        // is the environment's, else the global one, else `ssh`.
+        let listed = b"credential.helper\n\0credential.https://github.com.helper\n!gh auth \
+                       git-credential\0core.sshcommand\nssh -i ~/.ssh/work\0";
+        let user = UsersConfig::read(listed, None, None);
+        assert_eq!(
+            user.helpers,
+            ["credential.helper=", "credential.https://github.com.helper=!gh auth git-credential"]
+        );
+        assert_eq!(user.ssh, "ssh -i ~/.ssh/work");
+        assert_eq!(UsersConfig::read(b"", None, None).ssh, "ssh");
+        assert_eq!(
+            UsersConfig::read(listed, None, Some("/opt/it's/plink".into())).ssh,
+            r"'/opt/it'\''s/plink'"
+        );
+        assert_eq!(UsersConfig::read(listed, Some("ssh -v".into()), None).ssh, "ssh -v");
+    }
 
     #[test]
     fn heads_as_git_writes_them() {

@@ -30,6 +30,7 @@ mod notice;
 mod project;
 mod respond;
 mod rules;
+pub mod screen;
 pub mod state;
 mod stdin;
 pub mod transcript;

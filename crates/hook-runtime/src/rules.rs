@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::confined::Confined;
 use crate::notice::first_time;
 use crate::respond::{Answer, Answered};
+use crate::screen::Screen;
 use crate::state::sessions::{self, Locked, Record, Sessions};
 use crate::state::{self, Store};
 use crate::transcript;
@@ -202,7 +203,7 @@ fn evaluate(
         && !env.dry_run
         && call.evaluation.fired.iter().any(|f| f.exports)
         && let Installation::Project { root, .. } = installation
-        && let Some(said) = io.export(root)
+        && let Some(said) = io.export(root, engine)
     {
         call.response.output.announce(said);
     }
@@ -256,20 +257,26 @@ const PRUNED_PER_HOOK: u32 = 64;
 impl HookIo<'_> {
     /// Writes the conventions kept in memory into the project's `CLAUDE.md` and
     /// `.claude/rules/` (`hook_runtime::export`); what the user is told, when files changed.
-    fn export(&mut self, root: &Path) -> Option<String> {
+    /// Memories a rule of the project blocks as a prompt, or all private, are not written
+    /// (`screen`).
+    fn export(&mut self, root: &Path, engine: &Engine<'_>) -> Option<String> {
         let namespaces = crate::export::DEFAULT_NAMESPACES.map(str::to_owned);
         let memories = match self.memories(false) {
             Ok(Some(store)) => crate::export::memories(store, &namespaces),
             Ok(None) | Err(_) => return None,
         };
-        let done = memories.map_err(|err| std::io::Error::other(err.to_string())).and_then(|m| {
+        let other = |err: &dyn std::fmt::Display| std::io::Error::other(err.to_string());
+        let done = memories.map_err(|err| other(&err)).and_then(|m| {
+            let screen = Screen::new(engine, Some(root)).map_err(|err| other(&err))?;
+            let (m, withheld) = crate::export::screened(m, &screen).map_err(|err| other(&err))?;
             let plan = crate::export::plan(root, &m)?;
-            Ok((crate::export::write(root, &plan)?, plan.conventions, plan.folders))
+            Ok((crate::export::write(root, &plan)?, plan.conventions, plan.folders, withheld))
         });
         match done {
             Ok((0, ..)) => None,
-            Ok((files, conventions, folders)) => Some(format!(
-                "hookpack wrote {conventions} conventions into CLAUDE.md and {folders} folders' into .claude/rules/ ({files} files changed)"
+            Ok((files, conventions, folders, withheld)) => Some(format!(
+                "hookpack wrote {conventions} conventions into CLAUDE.md and {folders} folders' into .claude/rules/ ({files} files changed{})",
+                withheld.said()
             )),
             Err(err) => {
                 self.problems.push(format!("memory export failed: {err}"));

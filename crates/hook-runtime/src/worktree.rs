@@ -7,7 +7,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -143,9 +142,8 @@ fn repository(payload: &Value) -> Result<PathBuf, WorktreeError> {
     if !Path::new(cwd).is_dir() {
         return Err(WorktreeError::NotAFolder(cwd.to_owned()));
     }
-    let output = Command::new("git")
+    let output = crate::git::command(Path::new(cwd))
         .args(["rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"])
-        .current_dir(cwd)
         .output()
         .map_err(WorktreeError::NoGit)?;
     if !output.status.success() {
@@ -164,8 +162,8 @@ fn repository(payload: &Value) -> Result<PathBuf, WorktreeError> {
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<(), WorktreeError> {
-    let output =
-        Command::new("git").args(args).current_dir(root).output().map_err(WorktreeError::NoGit)?;
+    // `git worktree add` stands in for Claude Code's own, which runs the repository's hooks.
+    let output = crate::git::with_hooks(root).args(args).output().map_err(WorktreeError::NoGit)?;
     if output.status.success() {
         return Ok(());
     }
@@ -197,7 +195,8 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let run = |args: &[&str]| {
-            let status = Command::new("git").args(args).current_dir(&dir).status().unwrap();
+            let status =
+                std::process::Command::new("git").args(args).current_dir(&dir).status().unwrap();
             assert!(status.success(), "git {args:?}");
         };
         run(&["init", "-q"]);
@@ -238,7 +237,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::create_dir_all(outside.join("worktrees")).unwrap();
         let run = |args: &[&str]| {
-            let status = Command::new("git").args(args).current_dir(&dir).status().unwrap();
+            let status =
+                std::process::Command::new("git").args(args).current_dir(&dir).status().unwrap();
             assert!(status.success(), "git {args:?}");
         };
         run(&["init", "-q"]);

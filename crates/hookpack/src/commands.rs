@@ -66,6 +66,22 @@ pub(crate) fn environment() -> Vec<(String, String)> {
     std::env::vars().filter(|(k, _)| k.starts_with(EnvVars::CONFIG_PREFIX)).collect()
 }
 
+/// The rules of `layout` as they are now (every scope's packs, compiled in memory, nothing
+/// written), which memories are screened against before they are shared or exported
+/// (`hook_runtime::screen`). Loaded with [`rules_compiler::load`], so a config or pack with
+/// errors refuses it.
+pub(crate) fn rules_in_memory(layout: &Layout) -> anyhow::Result<AlignedBytes> {
+    let loaded = load(layout, &environment());
+    anyhow::ensure!(
+        !loaded.diagnostics.has_errors(),
+        "the packs or the config have errors (`hookpack lint` says which): memories are checked \
+         against the rules before they are shared or exported"
+    );
+    let compiled = compile_rules(&loaded.rules(), &loaded.config.settings(), &loaded.sources)
+        .context("the rules do not compile")?;
+    Ok(AlignedBytes::new(&compiled.bytes))
+}
+
 /// Loads every pack and prints the problems (and, with `infos`, the info lines: `lint`'s, and
 /// every command's with `-v`); `None` when there are errors.
 fn checked(layout: &Layout, infos: bool) -> Option<Loaded> {

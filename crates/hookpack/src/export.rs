@@ -1,13 +1,17 @@
 //! `hookpack memory export`: the conventions and anti-patterns kept in memory, written where
 //! Claude Code reads them without hookpack (`hook_runtime::export` says where and how): run by
-//! the user, or by a hook whose rule says `export = true`.
+//! the user, or by a hook whose rule says `export = true`. Private parts are left out, and so is a
+//! memory a rule of the project blocks as a prompt (`hook_runtime::screen`).
 
 use anyhow::Context;
+use hook_engine::Engine;
+use hook_engine::artifact::Artifact;
 use hook_runtime::export;
+use hook_runtime::screen::Screen;
 use hook_runtime::state::{Store, database_path};
 use rules_compiler::Layout;
 
-use crate::commands::installation;
+use crate::commands::{installation, rules_in_memory};
 use crate::install::diff;
 
 pub(crate) use hook_runtime::export::DEFAULT_NAMESPACES;
@@ -26,8 +30,11 @@ pub(crate) fn export(
         println!("no memories yet: nothing to export");
         return Ok(true);
     }
+    let rules = rules_in_memory(layout)?;
+    let engine = Engine::new(Artifact::parse(rules.as_slice())?)?;
+    let screen = Screen::new(&engine, Some(&root))?;
     let store = Store::open(&installation)?;
-    let memories = export::memories(&store, namespaces)?;
+    let (memories, withheld) = export::screened(export::memories(&store, namespaces)?, &screen)?;
     let plan = export::plan(&root, &memories)?;
     for name in &plan.left_alone {
         eprintln!("hookpack: {name} is not one `memory export` wrote: left as it is");
@@ -42,8 +49,10 @@ pub(crate) fn export(
     };
     let verb = if dry_run { "would change" } else { "changed" };
     println!(
-        "{} conventions in CLAUDE.md, {} folders in .claude/rules/: {verb} {written} files",
-        plan.conventions, plan.folders
+        "{} conventions in CLAUDE.md, {} folders in .claude/rules/: {verb} {written} files{}",
+        plan.conventions,
+        plan.folders,
+        withheld.said()
     );
     Ok(true)
 }

@@ -485,9 +485,7 @@ fn keeps_receipts(installation: &Installation) -> bool {
 
 /// Whether git, where the project is a repository and git is installed, ignores `path`.
 pub(crate) fn ignored_by_git(root: &Path, path: &Path) -> bool {
-    std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
+    hook_runtime::git::command(root)
         .args(["check-ignore", "-q", "--no-index"])
         .arg(path)
         .stdin(std::process::Stdio::null())

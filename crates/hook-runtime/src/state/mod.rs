@@ -41,6 +41,12 @@ use disk::{
 };
 pub use disk::{Diagnosis, diagnose, set_aside_copies};
 
+/// The rule a memory pulled from a shared note (`hookpack memory pull`) is stored as captured
+/// by; its session is `git:<remote>`. Pulled memories are evicted before the store's own.
+pub const PULLED_RULE: &str = "git-notes";
+/// The start of a pulled memory's session.
+pub const PULLED_SESSION_PREFIX: &str = "git:";
+
 /// The database's path under an installation's folder.
 pub const DATABASE_PATH: &str = "state/hookpack.db";
 
@@ -445,11 +451,13 @@ impl Store {
         Ok(removed)
     }
 
-    /// The memories past the limits, oldest first, at most `at_most` of them: those older than
-    /// `max_age_days` days (0: none is too old) among the `at_most` oldest, then the oldest of
-    /// those past the newest `max` (0: no limit). Ids grow with each memory stored, so the
-    /// oldest come first by id, read through the primary key: a hook pays for at most
-    /// `at_most` rows, however many memories there are.
+    /// The memories past the limits, at most `at_most` of them: those older than `max_age_days`
+    /// days (0: none is too old) among the `at_most` oldest, then as many as the store holds
+    /// past `max` (0: no limit), pulled ones first ([`PULLED_RULE`]: the store's own memories
+    /// are kept before what another clone shared), oldest first. Ids grow with each memory
+    /// stored, so the oldest come first by id, read through the primary key (pulled ones
+    /// through the index by session): a hook pays for at most `at_most` rows, however many
+    /// memories there are.
     ///
     /// # Errors
     ///
@@ -484,12 +492,30 @@ impl Store {
             let room = i64::from(at_most) - i64::try_from(ids.len()).unwrap_or(i64::MAX);
             if over > 0 && room > 0 {
                 let after = ids.last().copied().unwrap_or(i64::MIN);
-                let mut oldest = self
-                    .conn
-                    .prepare("SELECT id FROM memories WHERE id > ?1 ORDER BY id LIMIT ?2")?;
-                let rows = oldest.query_map(params![after, over.min(room)], |row| row.get(0))?;
+                let wanted = over.min(room);
+                let mut pulled = self.conn.prepare(
+                    "SELECT id FROM memories WHERE session >= ?1 AND session < ?2 AND rule = ?3
+                     AND id > ?4 ORDER BY id LIMIT ?5",
+                )?;
+                let (from, to) = pulled_sessions();
+                let rows = pulled
+                    .query_map(params![from, to, PULLED_RULE, after, wanted], |row| row.get(0))?;
+                let before = ids.len();
                 for id in rows {
                     ids.push(id?);
+                }
+                let left = wanted - i64::try_from(ids.len() - before).unwrap_or(i64::MAX);
+                if left > 0 {
+                    let mut oldest = self.conn.prepare(
+                        "SELECT id FROM memories WHERE id > ?1
+                         AND NOT (session >= ?2 AND session < ?3 AND rule = ?4)
+                         ORDER BY id LIMIT ?5",
+                    )?;
+                    let rows = oldest
+                        .query_map(params![after, from, to, PULLED_RULE, left], |row| row.get(0))?;
+                    for id in rows {
+                        ids.push(id?);
+                    }
                 }
             }
         }
@@ -610,6 +636,53 @@ impl Store {
         Ok(ids)
     }
 
+    /// Stores memories pulled from a shared note ([`PULLED_RULE`]) as session `session`, in one
+    /// transaction, as many as `max` leaves room for (0: no limit): the store's own memories
+    /// are never evicted for them. Returns how many were new and stored, and how many were new
+    /// and did not fit.
+    ///
+    /// # Errors
+    ///
+    /// When the database cannot be written.
+    pub fn remember_pulled(
+        &mut self,
+        session: &str,
+        all: &[Captured],
+        max: u32,
+    ) -> rusqlite::Result<(usize, usize)> {
+        let count: i64 = self
+            .conn
+            .query_row("SELECT memories FROM term_counts WHERE term = ''", [], |row| row.get(0))
+            .optional()?
+            .unwrap_or(0);
+        let room = if max == 0 {
+            usize::MAX
+        } else {
+            usize::try_from(i64::from(max).saturating_sub(count)).unwrap_or(0)
+        };
+        let mut fits = Vec::new();
+        let mut dropped = 0;
+        {
+            let mut stored = self
+                .conn
+                .prepare("SELECT 1 FROM memories WHERE namespace = ?1 AND text = ?2 LIMIT 1")?;
+            for captured in all {
+                // What is stored already takes no more room.
+                if stored.exists(params![captured.namespace, captured.text])? {
+                    continue;
+                }
+                if fits.len() < room {
+                    fits.push(captured.clone());
+                } else {
+                    dropped += 1;
+                }
+            }
+        }
+        let added = self.remember_all(session, &fits)?;
+        let new = added.iter().filter(|id| id.is_some()).count();
+        Ok((new, dropped))
+    }
+
     /// The memories session `session` captured most recently, oldest first.
     ///
     /// # Errors
@@ -626,6 +699,14 @@ impl Store {
         recent.reverse();
         Ok(recent)
     }
+}
+
+/// The range of sessions pulled memories are stored as: `git:` up to, not including, `git;`.
+fn pulled_sessions() -> (String, String) {
+    let prefix = PULLED_SESSION_PREFIX;
+    let mut end = prefix[..prefix.len() - 1].to_owned();
+    end.push(char::from(prefix.as_bytes()[prefix.len() - 1] + 1));
+    (prefix.to_owned(), end)
 }
 
 /// Adds a failure of session `id` to the log, keeping the newest entries.
