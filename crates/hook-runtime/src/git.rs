@@ -99,20 +99,28 @@ pub struct Repository {
 impl Repository {
     /// The repository holding `project` (only the project, where there is none).
     pub fn of(project: &Path) -> Repository {
+        Repository::below_home(project, Env::from_process().home.as_deref())
+    }
+
+    /// [`Repository::of`], with the user's home folder `home`: neither a repository whose top
+    /// level is the home folder or above it (a dotfiles repository: the user's own, and where
+    /// hookpack's own binaries and folders are) nor a project there counts.
+    fn below_home(project: &Path, home: Option<&Path>) -> Repository {
         let mut roots = Vec::new();
         let Ok(project) = std::fs::canonicalize(project) else { return Repository { roots } };
+        let home = home.and_then(|home| std::fs::canonicalize(home).ok());
+        let below_home = |dir: &Path| home.as_ref().is_none_or(|home| !home.starts_with(dir));
         if let Some((dot_git, meta)) = dot_git_above(&project) {
             let top = dot_git.parent().map(Path::to_path_buf);
             let main = meta.is_file().then(|| linked(&dot_git)).flatten().and_then(|l| l.main);
-            roots.extend(top.into_iter().chain(main));
+            roots.extend(top.into_iter().chain(main).filter(|root| below_home(root)));
         }
         // The outermost project holding this one (an archive holds both), short of the home
-        // folder: hookpack's own folders are there.
-        let home = Env::from_process().home.and_then(|home| std::fs::canonicalize(home).ok());
+        // folder.
         let outer = project
             .ancestors()
             .take(MAX_DEPTH)
-            .take_while(|dir| home.as_ref().is_none_or(|home| !home.starts_with(dir)))
+            .take_while(|dir| below_home(dir))
             .filter(|dir| dir.join(PROJECT_SUBDIR).is_dir())
             .last()
             .map(Path::to_path_buf);
@@ -520,5 +528,22 @@ mod tests {
         assert!(repo.contains(&outer.join("tools/hookpack-stop")), "{repo:?}");
         assert!(!repo.contains(&dir.join("bin/hookpack-stop")), "{repo:?}");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A home folder that is a git repository (dotfiles) is the user's own: a project below it
+    /// without a repository of its own does not take in the user's `~/.local/bin`.
+    #[test]
+    fn a_repository_at_the_home_folder_is_the_users_own() {
+        let home = scratch("dotfiles-home");
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        let project = home.join("work/project");
+        std::fs::create_dir_all(project.join(".claude/hookpack")).unwrap();
+        let repo = Repository::below_home(&project, Some(&home));
+        assert!(!repo.contains(&home.join(".local/bin/hookpack-stop")), "{repo:?}");
+        assert!(repo.contains(&project.join("tools/hookpack-stop")), "{repo:?}");
+        // Without a home folder known, the repository is the home's.
+        let repo = Repository::below_home(&project, None);
+        assert!(repo.contains(&home.join(".local/bin/hookpack-stop")), "{repo:?}");
+        std::fs::remove_dir_all(home).unwrap();
     }
 }
