@@ -88,12 +88,16 @@ impl<'e, 'a> Screen<'e, 'a> {
             branch: None,
             conversation: &[],
         };
+        // What the hooks refuse to keep of a prompt (`Evaluation::refuses`), named by the
+        // first rule that refuses it.
         let evaluation = self.engine.evaluate(&facts, Mode::Answer)?;
-        Ok(evaluation
-            .fired
-            .into_iter()
-            .find(|f| matches!(f.decision, Some(Decision::Block | Decision::Deny)))
-            .map(|f| f.id))
+        if !evaluation.refuses(EventKind::UserPromptSubmit) {
+            return Ok(None);
+        }
+        let refusing = |f: &hook_engine::Fired| {
+            matches!(f.decision, Some(Decision::Block | Decision::Deny)) || f.stop.is_some()
+        };
+        Ok(evaluation.fired.into_iter().find(refusing).map(|f| f.id))
     }
 }
 
