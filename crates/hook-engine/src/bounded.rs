@@ -117,6 +117,12 @@ pub fn not_regular(path: &Path) -> io::Error {
 /// bytes (`FileTooLarge`).
 pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     let (file, metadata) = open_regular(path)?;
+    read_capped(file, &metadata, path, cap)
+}
+
+/// All of `file` (the regular file at `path`, described by `metadata`), if it holds at most
+/// `cap` bytes (then, and as it is read).
+fn read_capped(file: File, metadata: &Metadata, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     if metadata.len() > cap {
         return Err(too_large(path, cap));
     }
@@ -143,15 +149,7 @@ pub fn read_regular_not_following(path: &Path, cap: u64) -> io::Result<Vec<u8>> 
     if !metadata.is_file() {
         return Err(not_regular(path));
     }
-    if metadata.len() > cap {
-        return Err(too_large(path, cap));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large(path, cap));
-    }
-    Ok(bytes)
+    read_capped(file, &metadata, path, cap)
 }
 
 /// Reads all of `file` (opened by [`open_regular`] from `path`, described by `metadata`), if it
