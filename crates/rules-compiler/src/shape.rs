@@ -622,7 +622,7 @@ static MEMORY_CONFIG: Table = Table {
         key(
             "max",
             Shape::Integer { min: 0, max: 10_000_000 },
-            "At most this many memories are kept; past it, storing one removes the oldest. 0: no limit. Default 20000.",
+            "At most this many memories are kept; past it, storing one removes the oldest, those pulled from a shared note before your own; a pull stores only what fits. 0: no limit. Default 20000.",
         ),
         key(
             "max_age_days",
