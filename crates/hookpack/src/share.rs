@@ -26,6 +26,7 @@ use anyhow::Context;
 use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
 use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
+use hook_engine::text::is_bidi_control;
 use hook_runtime::Installation;
 use hook_runtime::screen::{Screen, Verdict, Withheld};
 use hook_runtime::state::{PULLED_RULE, PULLED_SESSION_PREFIX, Store, database_path};
@@ -290,6 +291,13 @@ fn from_line(line: &str, shared: &[String], private: &[&str]) -> Option<Captured
         return None;
     }
     let text = memory::strip_private(text, private)?;
+    // A remote's text goes into the model's context: without controls that would show it in
+    // another order than it reads (bidi) or hide what follows (other control characters but
+    // line breaks and tabs).
+    let text: String = text
+        .chars()
+        .filter(|&c| !is_bidi_control(c) && (!c.is_control() || c == '\n' || c == '\t'))
+        .collect();
     let text = text.trim();
     (!text.is_empty()).then(|| Captured {
         rule: PULLED_RULE.to_owned(),
@@ -573,6 +581,11 @@ mod tests {
         assert_eq!(from_line(&private, &shared, &["private"]), None);
         let long = to_line("decisions", &"x".repeat(MAX_MEMORY_CHARS + 1));
         assert_eq!(from_line(&long, &shared, &[]), None);
+        // A remote's controls do not reach the context: bidi overrides, escapes, a bell.
+        let odd = to_line("decisions", "use \u{202E}txt.exe\u{2066}\u{1b}[2J\u{7}\tRS256\n");
+        let m = from_line(&odd, &shared, &[]).unwrap();
+        assert_eq!(m.text, "use txt.exe[2J\tRS256");
+        assert_eq!(from_line(&to_line("decisions", "\u{202E}\u{200F}"), &shared, &[]), None);
         assert_eq!(
             to_line("decisions", "t"),
             r#"{"id":"c7f9a5d2e0c1b3a4","namespace":"decisions","text":"t"}"#.replace(
