@@ -21,6 +21,7 @@ use crate::eval::{Engine, Evaluation, Facts, Mode, Scan};
 use crate::memory::{self, Captured, Memory, Recall};
 use crate::observe::{self, SessionSummary};
 use crate::rule::{Once, RecallFrom};
+use crate::screen::{Screen, Verdict};
 use crate::session::{Bracket, SessionState, Settings};
 use crate::signal::{self, Outcome};
 
@@ -251,7 +252,8 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
         let mut recalled = Vec::new();
         if opened {
-            match memories(engine, io, &mut evaluation, input, facts.branch, &settings) {
+            let around = (facts.branch, facts.project_root);
+            match memories(engine, io, &mut evaluation, input, around, &settings) {
                 Ok(given) => recalled = given,
                 Err(err) => {
                     // What was stored may still be kept with the session; promise nothing.
@@ -320,7 +322,7 @@ fn memories(
     io: &mut dyn CallIo,
     evaluation: &mut Evaluation,
     input: &HookInput,
-    branch: Option<&str>,
+    (branch, root): (Option<&str>, Option<&Path>),
     settings: &Settings,
 ) -> Result<Vec<(String, i64)>, IoError> {
     let kind = input.kind();
@@ -341,6 +343,7 @@ fn memories(
     let precompact = kind == EventKind::PreCompact;
     if precompact {
         weigh_signals(engine, io, evaluation, kind, settings)?;
+        screen_captures(engine, evaluation, root);
         for captured in &evaluation.captures {
             io.remember(captured)?;
         }
@@ -378,6 +381,7 @@ fn memories(
     }
     if !precompact {
         weigh_signals(engine, io, evaluation, kind, settings)?;
+        screen_captures(engine, evaluation, root);
         for captured in &evaluation.captures {
             io.remember(captured)?;
         }
@@ -393,6 +397,24 @@ fn memories(
         io.set_handoff(None);
     }
     Ok(recalled)
+}
+
+/// Keeps of `evaluation`'s captures those the rules would let through as a prompt
+/// ([`Screen`]): what is stored is what a prompt may say. A text the event did not refuse may
+/// still hold what a rule refuses once its private parts are gone (`AKIA<private>…</private>…`
+/// is a key only when stripped), or come from Claude's reply or the transcript, which no
+/// prompt rule saw. When the rules cannot be read, nothing is kept.
+fn screen_captures(engine: &Engine<'_>, evaluation: &mut Evaluation, root: Option<&Path>) {
+    if evaluation.captures.is_empty() {
+        return;
+    }
+    let Ok(screen) = Screen::new(engine, root) else {
+        evaluation.captures.clear();
+        return;
+    };
+    evaluation
+        .captures
+        .retain(|captured| matches!(screen.check(&captured.text), Ok(Verdict::Keep(_))));
 }
 
 /// What becomes of the signals the rules found, surest first: a signal the store already holds

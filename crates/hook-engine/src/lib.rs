@@ -15,6 +15,7 @@ pub mod memory;
 pub mod observe;
 pub mod path_keys;
 pub mod rule;
+pub mod screen;
 mod session;
 pub mod shell;
 pub mod signal;

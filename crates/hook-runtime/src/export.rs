@@ -16,8 +16,8 @@ use hook_engine::artifact::ArtifactError;
 use hook_engine::memory::Memory;
 
 use crate::confined::Confined;
-use crate::screen::{Screen, Withheld};
 use crate::state::Store;
+use hook_engine::screen::{Screen, Withheld};
 
 const START: &str = "<!-- hookpack:start -->";
 const END: &str = "<!-- hookpack:end -->";

@@ -30,7 +30,6 @@ mod notice;
 mod project;
 mod respond;
 mod rules;
-pub mod screen;
 pub mod state;
 mod stdin;
 pub mod transcript;

@@ -17,11 +17,11 @@ use serde_json::Value;
 use crate::confined::Confined;
 use crate::notice::first_time;
 use crate::respond::{Answer, Answered};
-use crate::screen::Screen;
 use crate::state::sessions::{self, Locked, Record, Sessions};
 use crate::state::{self, Store};
 use crate::transcript;
 use crate::{Env, Installation};
+use hook_engine::screen::Screen;
 
 /// Answers `input` from the installation's artifact. Any problem with the artifact fails open.
 pub(crate) fn answer(

@@ -68,7 +68,7 @@ pub(crate) fn environment() -> Vec<(String, String)> {
 
 /// The rules of `layout` as they are now (every scope's packs, compiled in memory, nothing
 /// written), which memories are screened against before they are shared or exported
-/// (`hook_runtime::screen`). Loaded with [`rules_compiler::load`], so a config or pack with
+/// (`hook_engine::screen`). Loaded with [`rules_compiler::load`], so a config or pack with
 /// errors refuses it.
 pub(crate) fn rules_in_memory(layout: &Layout) -> anyhow::Result<AlignedBytes> {
     let loaded = load(layout, &environment());

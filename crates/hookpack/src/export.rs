@@ -1,13 +1,13 @@
 //! `hookpack memory export`: the conventions and anti-patterns kept in memory, written where
 //! Claude Code reads them without hookpack (`hook_runtime::export` says where and how): run by
 //! the user, or by a hook whose rule says `export = true`. Private parts are left out, and so is a
-//! memory a rule of the project blocks as a prompt (`hook_runtime::screen`).
+//! memory a rule of the project blocks as a prompt (`hook_engine::screen`).
 
 use anyhow::Context;
 use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
+use hook_engine::screen::Screen;
 use hook_runtime::export;
-use hook_runtime::screen::Screen;
 use hook_runtime::state::{Store, database_path};
 use rules_compiler::Layout;
 

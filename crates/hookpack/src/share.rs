@@ -13,7 +13,7 @@
 //! lacks; `sync` does both. What is read from a note is checked as anything from outside: a
 //! namespace the config does not have, a line that is not a memory, text over the size of a
 //! memory, are skipped; private tags are stripped again. What is pushed and what is stored
-//! passes `hook_runtime::screen`: private parts removed, and a memory a rule of the project
+//! passes `hook_engine::screen`: private parts removed, and a memory a rule of the project
 //! blocks as a prompt (a key a guard pattern blocks) withheld and counted.
 
 use std::collections::BTreeSet;
@@ -26,9 +26,9 @@ use anyhow::Context;
 use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
 use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
+use hook_engine::screen::{Screen, Verdict, Withheld};
 use hook_engine::text::is_bidi_control;
 use hook_runtime::Installation;
-use hook_runtime::screen::{Screen, Verdict, Withheld};
 use hook_runtime::state::{PULLED_RULE, PULLED_SESSION_PREFIX, Store, database_path};
 use rules_compiler::Layout;
 use serde_json::{Value, json};

@@ -1237,6 +1237,24 @@ reason = "The prompt holds an AWS access key."
     }
     let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
     assert!(listed.starts_with("no memories yet"), "{listed}");
+    // What only becomes a key once its private part is gone, and what Claude's reply marks to
+    // keep, are not let through either: a memory holds what a prompt may say.
+    for split in [
+        "[remember] the deploy key is AKIA<private>x</private>IOSFODNN7EXAMPLE for prod",
+        "I decided to use AKIA<private>x</private>IOSFODNN7EXAMPLE as the deploy key for prod.",
+    ] {
+        let stdout = prompt(split);
+        assert!(!stdout.contains("\"decision\":\"block\""), "not blocked: {stdout}");
+        assert!(!stdout.contains("remembered"), "{split}: {stdout}");
+    }
+    let stop = json!({"hook_event_name": "Stop", "session_id": "s", "transcript_path": "/t",
+        "cwd": "/p", "stop_hook_active": false,
+        "last_assistant_message": "Done.\n\n[decision] The deploy key is AKIAIOSFODNN7EXAMPLE."});
+    let (status, stdout, stderr) = hook(EventKind::Stop, &dir, &stop);
+    assert_eq!((status, stderr.as_str()), (ExitStatus::Proceed, ""));
+    assert!(!stdout.contains("remembered"), "{stdout}");
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert!(listed.starts_with("no memories yet"), "{listed}");
     // The same words without the key are remembered, and nothing of the key comes back.
     let stdout = prompt("I decided to use the deploy key from the vault for S3 uploads.");
     assert!(stdout.contains("hookpack remembered (decisions)"), "{stdout}");

@@ -1,6 +1,6 @@
-//! Memories checked before they leave the store (`memory export`, `memory push`, a rule with
-//! `export = true`) or enter it from outside (`memory pull`): private parts removed, and a
-//! memory the project's rules would block as a prompt withheld.
+//! Memories checked before they enter the store (a capture of any event, `memory pull`) or leave
+//! it (`memory export`, `memory push`, a rule with `export = true`): private parts removed, and
+//! a memory the project's rules would block as a prompt withheld.
 //!
 //! A memory may hold what a rule of the project keeps out of prompts (a key a guard pattern
 //! blocks): one captured before the hooks stopped capturing blocked prompts, or pulled from a
@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
-use hook_engine::artifact::ArtifactError;
-use hook_engine::memory;
-use hook_engine::{Bracket, Decision, Engine, Facts, Mode, SessionState};
+use crate::artifact::ArtifactError;
+use crate::memory;
+use crate::{Bracket, Decision, Engine, Facts, Fired, Mode, SessionState};
 use hook_model::{EventKind, HookInput};
 use serde_json::json;
 
@@ -94,7 +94,7 @@ impl<'e, 'a> Screen<'e, 'a> {
         if !evaluation.refuses(EventKind::UserPromptSubmit) {
             return Ok(None);
         }
-        let refusing = |f: &hook_engine::Fired| {
+        let refusing = |f: &Fired| {
             matches!(f.decision, Some(Decision::Block | Decision::Deny)) || f.stop.is_some()
         };
         Ok(evaluation.fired.into_iter().find(refusing).map(|f| f.id))
