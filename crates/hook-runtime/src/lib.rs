@@ -384,14 +384,26 @@ fn unreadable_bytes(kind: EventKind, note: String, bytes: &[u8], env: &Env) -> A
     unreadable(kind, note, None, env)
 }
 
-/// The string value of the first `"key": "…"` in `text` (a payload that is not JSON), if it
-/// has no escapes: the most that can be said of what the bytes name.
+/// The string value of `"key": "…"` in `text` (a payload that is not JSON), when every such
+/// pair in it names the same one without escapes: the most that can be said of what the bytes
+/// name (a decoy before or after the real one makes it unknown).
 fn named_string(text: &str, key: &str) -> Option<String> {
     let quoted = format!("\"{key}\"");
-    let rest = &text[text.find(&quoted)? + quoted.len()..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start().strip_prefix('"')?;
-    let value = &rest[..rest.find(['"', '\\'])?];
-    (rest[value.len()..].starts_with('"') && value.len() <= 4096).then(|| value.to_owned())
+    let mut named: Option<&str> = None;
+    for (at, _) in text.match_indices(&quoted) {
+        let rest = text[at + quoted.len()..].trim_start();
+        let Some(rest) = rest.strip_prefix(':') else { continue };
+        let rest = rest.trim_start().strip_prefix('"')?;
+        let value = &rest[..rest.find(['"', '\\'])?];
+        if !rest[value.len()..].starts_with('"') || value.len() > 4096 {
+            return None;
+        }
+        if named.is_some_and(|first| first != value) {
+            return None;
+        }
+        named = Some(value);
+    }
+    named.map(str::to_owned)
 }
 
 /// A payload the rules cannot be evaluated on: a failure like a broken artifact, so a tool that

@@ -679,9 +679,18 @@ reason = \"Private keys are not written by the agent.\"
 #[test]
 fn unreadable_stdin_is_denied_by_the_guards_of_the_tool_it_names() {
     let root = project("unreadable-names-tool", GUARD);
-    let broken: [(&[u8], Option<&str>); 4] = [
+    let broken: [(&[u8], Option<&str>); 6] = [
         (br#"{"tool_name": "Bash", "tool_input": {"command": "rm -rf /"#, Some("deny")),
         (br#"{"tool_name":"Read","tool_input":{"file_path":"#, None),
+        // A decoy before the tool's name or after it: the tool is not known.
+        (
+            br#"{"x":{"tool_name":"Read"},"tool_name":"Bash","tool_input":{"command":"rm -rf /"#,
+            Some("deny"),
+        ),
+        (
+            br#"{"tool_name":"Bash","tool_input":{"command":"rm -rf /","tool_name":"Read"#,
+            Some("deny"),
+        ),
         (b"{not json", Some("deny")),
         (b"", Some("deny")),
     ];
