@@ -57,7 +57,8 @@ pub(super) fn apply(
 }
 
 /// The folder of the hook binaries `scope`'s settings run now, which `--fix` keeps: never one
-/// inside the project or the repository around it (a repository's files are not hooks to wire).
+/// inside the project or the repository around it, or named from the project's folder (a
+/// repository's files are not hooks to wire).
 fn hooks_dir_wired(
     installation: &Installation,
     wired: &setup::Wired,
@@ -69,6 +70,9 @@ fn hooks_dir_wired(
     };
     let repository = project.map(Repository::of);
     wired.handlers.iter().filter(|(s, _, _)| *s == scope).find_map(|(_, _, found)| {
+        if setup::from_the_project(&found.command) {
+            return None;
+        }
         let binary = setup::resolve(&found.command, project)?;
         let dir = std::fs::canonicalize(binary.parent()?).ok()?;
         let inside = repository.as_ref().is_some_and(|repository| repository.contains(&binary));

@@ -304,6 +304,21 @@ fn shown(path: &Path) -> String {
     }
 }
 
+/// Whether a hook command names its program from the project's folder: by
+/// `$CLAUDE_PROJECT_DIR`, or by a relative path (Claude Code runs hooks in the project). Such a
+/// program is the repository's wherever the path leads (`$CLAUDE_PROJECT_DIR/../tools/…` in an
+/// unpacked archive, which has no `.git` to say where the repository ends): doctor neither runs
+/// nor wires it.
+pub(super) fn from_the_project(command: &str) -> bool {
+    let word = wiring::first_word(command);
+    word.contains("CLAUDE_PROJECT_DIR")
+        || (word.contains('/')
+            && !word.starts_with('/')
+            && !word.starts_with("~/")
+            && !word.starts_with("$HOME/")
+            && !word.starts_with("${HOME}/"))
+}
+
 /// The file a hook command runs: its first word with `$HOME`, `~` and `$CLAUDE_PROJECT_DIR`
 /// expanded, looked up on `PATH` when it is a bare name.
 pub(super) fn resolve(command: &str, project: Option<&Path>) -> Option<PathBuf> {
@@ -402,6 +417,13 @@ pub(super) fn binaries(installation: &Installation, needs: Option<&Needs>, wired
     let mut problems = Vec::new();
     let mut versions = BTreeSet::new();
     for command in &commands {
+        if *command != PLUGIN && from_the_project(command) {
+            problems.push(format!(
+                "`{command}` names its program from the project's folder: a repository's file, \
+                 which doctor does not run; hookpack's hooks are installed outside repositories"
+            ));
+            continue;
+        }
         let resolved = if *command == PLUGIN {
             let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
             let probe = EventKind::SessionStart.binary_name();

@@ -347,11 +347,14 @@ fn doctor_runs_and_wires_no_program_of_the_repository_around_the_project() {
     git(&main, &["commit", "-q", "--allow-empty", "-m", "i"]);
     let marker = base.join("ran");
     let tools = main.join("tools");
-    std::fs::create_dir_all(&tools).unwrap();
-    for kind in EventKind::ALL {
-        let planted = tools.join(kind.binary_name());
-        std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
-        std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // An unpacked archive too: no `.git` says where its repository ends.
+    for tools in [&tools, &base.join("archive/tools")] {
+        std::fs::create_dir_all(tools).unwrap();
+        for kind in EventKind::ALL {
+            let planted = tools.join(kind.binary_name());
+            std::fs::write(&planted, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+            std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
     }
     git(&main, &["worktree", "add", "-q", ".claude/worktrees/wt", "-b", "wt"]);
     git(&main, &["worktree", "add", "-q", "../beside", "-b", "beside"]);
@@ -361,6 +364,7 @@ fn doctor_runs_and_wires_no_program_of_the_repository_around_the_project() {
         (main.join("sub"), "\"$CLAUDE_PROJECT_DIR\"/../tools"),
         (main.join(".claude/worktrees/wt"), "\"$CLAUDE_PROJECT_DIR\"/../../../tools"),
         (base.join("beside"), "\"$CLAUDE_PROJECT_DIR\"/../main/tools"),
+        (base.join("archive/project"), "\"$CLAUDE_PROJECT_DIR\"/../tools"),
     ] {
         let packs = project.join(".claude/hookpack/packs");
         std::fs::create_dir_all(&packs).unwrap();
@@ -383,7 +387,7 @@ fn doctor_runs_and_wires_no_program_of_the_repository_around_the_project() {
         let said = text(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{said}");
         assert!(!marker.exists(), "doctor ran the repository's program: {said}");
-        assert!(said.contains("inside the repository"), "{said}");
+        assert!(said.contains("names its program from the project's folder"), "{said}");
 
         // An event missing: `--fix` rewires, never to the repository's programs.
         edit_settings(&project, |v| {
@@ -396,5 +400,6 @@ fn doctor_runs_and_wires_no_program_of_the_repository_around_the_project() {
         let tools = std::fs::canonicalize(&tools).unwrap();
         assert!(!fixed.contains(tools.to_str().unwrap()), "{said}\n{fixed}");
         assert!(!fixed.contains(main.join("tools").to_str().unwrap()), "{said}\n{fixed}");
+        assert!(!fixed.contains("/../"), "{said}\n{fixed}");
     }
 }
