@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
+use hook_engine::Engine;
 use hook_engine::artifact::{AlignedBytes, Artifact, MAX_ARTIFACT_BYTES};
 use hook_engine::layout::{self, EnvVars};
+use hook_engine::screen::{Screen, Verdict};
 use hook_runtime::Installation;
 use hook_runtime::confined::{Confined, ConfinedDir};
+use hook_runtime::state::Store;
 use rules_compiler::{
     InProject, Layout, Loaded, compile as compile_rules, fail_closed_list, load, run_project_tests,
 };
@@ -252,6 +255,15 @@ pub(crate) fn compile_to(
             started.elapsed().as_millis()
         )?;
     }
+    match forget_what_the_rules_block(layout, &aligned) {
+        Ok(0) => {}
+        Ok(n) => writeln!(
+            out,
+            "forgot {} that a rule now blocks as a prompt (`memory list` shows what is kept)",
+            if n == 1 { "1 memory".to_owned() } else { format!("{n} memories") }
+        )?,
+        Err(err) => eprintln!("warning: the stored memories were not checked: {err:#}"),
+    }
     match refresh_user_guards(layout) {
         Ok(Some((n, path))) if n > 0 && verbosity() > Verbosity::Quiet => {
             let guards = if n == 1 {
@@ -269,6 +281,29 @@ pub(crate) fn compile_to(
         Err(err) => eprintln!("warning: your fail-closed guards were not listed: {err:#}"),
     }
     Ok(true)
+}
+
+/// Forgets the stored memories that the rules just compiled (`compiled`) would block as a
+/// prompt ([`Screen`]): stored before the rule existed, or before hookpack screened what it
+/// stores, they would otherwise come back in recall. How many were forgotten.
+fn forget_what_the_rules_block(layout: &Layout, compiled: &AlignedBytes) -> anyhow::Result<usize> {
+    let Some(installation) = installation(layout) else { return Ok(0) };
+    if !hook_runtime::state::database_path(installation.dir()).is_file() {
+        return Ok(0);
+    }
+    let engine = Engine::new(Artifact::parse(compiled.as_slice())?)?;
+    let screen = Screen::new(&engine, layout.project.as_deref())?;
+    let mut store = Store::open(&installation)?;
+    let mut blocked = Vec::new();
+    for memory in store.memories(None, u32::MAX)? {
+        if matches!(screen.check(&memory.text)?, Verdict::Blocked(_)) {
+            blocked.push(memory.id);
+        }
+    }
+    if blocked.is_empty() {
+        return Ok(0);
+    }
+    Ok(store.forget(&blocked)?)
 }
 
 /// Where the compiled rules go.

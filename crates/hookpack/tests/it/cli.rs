@@ -1264,6 +1264,41 @@ reason = "The prompt holds an AWS access key."
     assert!(!listed.contains("AKIA") && listed.contains("from the vault"), "{listed}");
 }
 
+/// A memory stored before a rule that blocks it existed is forgotten when the rule is compiled
+/// (before, the next prompt's recall gave it back).
+#[test]
+fn compiling_a_rule_forgets_the_memories_it_blocks() {
+    let dir = project(
+        "memory-blocked-later",
+        &[(".claude/hookpack/hookpack.toml", "builtin = [\"memory\"]\n")],
+    );
+    assert_eq!(hookpack(&dir, &["compile"]).status.code(), Some(0));
+    let prompt = |prompt: &str| {
+        let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
+            "transcript_path": "/t", "cwd": "/p", "prompt": prompt});
+        hook(EventKind::UserPromptSubmit, &dir, &payload).1
+    };
+    let stdout = prompt("[remember] the S3 deploy key is AKIAIOSFODNN7EXAMPLE");
+    assert!(stdout.contains("remembered"), "{stdout}");
+    let stdout = prompt("[remember] the S3 bucket is acme-uploads");
+    assert!(stdout.contains("remembered"), "{stdout}");
+    let pack = "[pack]\nname = \"secrets\"\n\n[[rule]]\nid = \"aws-key\"\non = \"UserPromptSubmit\"\n\
+                regex = ['AKIA[0-9A-Z]{16}']\ndecision = \"block\"\nreason = \"A key.\"\n";
+    std::fs::create_dir_all(dir.join(".claude/hookpack/packs")).unwrap();
+    std::fs::write(dir.join(".claude/hookpack/packs/secrets.toml"), pack).unwrap();
+    let out = hookpack(&dir, &["compile"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("forgot 1 memory that a rule now blocks"),
+        "{}",
+        text(&out.stdout)
+    );
+    let listed = text(&hookpack(&dir, &["memory", "list"]).stdout);
+    assert!(!listed.contains("AKIA") && listed.contains("acme-uploads"), "{listed}");
+    let stdout = prompt("which S3 deploy key and bucket do we use?");
+    assert!(!stdout.contains("AKIA"), "{stdout}");
+}
+
 /// `[memory] max`: a hook that stores a memory past it removes the oldest; `memory prune` does
 /// the same at once, with the config's limits or its own, and `--dry-run` says what would go.
 #[test]
