@@ -142,11 +142,24 @@ pub const VARS: [&str; 7] =
 /// The longest a variable's value is given (`{session_id}` comes from the payload).
 const MAX_VAR_CHARS: usize = 200;
 
-/// Whether `c` is a Unicode bidirectional control (embeddings and overrides U+202A–U+202E,
-/// isolates U+2066–U+2069, the marks U+200E, U+200F and U+061C): in a text shown to the model
-/// or the user, one makes what follows read in another order than it is.
-pub fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+/// Whether `c` makes a text shown to the model or the user read otherwise than it looks: a
+/// Unicode bidirectional control (embeddings and overrides U+202A–U+202E, isolates
+/// U+2066–U+2069, the marks U+200E, U+200F and U+061C), which shows what follows in another
+/// order, or an invisible character that can carry text unseen (the tags U+E0000–U+E007F) or
+/// split a word unseen (U+200B, U+2060, U+FEFF).
+pub fn hides_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{061C}'
+            | '\u{E0000}'..='\u{E007F}'
+            | '\u{200B}'
+            | '\u{2060}'
+            | '\u{FEFF}'
+    )
 }
 
 /// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}`, `{bracket}` and
@@ -161,7 +174,7 @@ pub fn expand(text: String, vars: &Vars<'_>) -> String {
     // What comes from the repository (the branch, its issue) or the payload, without the
     // bidirectional controls that would make the text around it read in another order.
     let capped = |value: &str| -> String {
-        value.chars().filter(|&c| !is_bidi_control(c)).take(MAX_VAR_CHARS).collect()
+        value.chars().filter(|&c| !hides_text(c)).take(MAX_VAR_CHARS).collect()
     };
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text.as_str();
@@ -412,7 +425,7 @@ mod tests {
         };
         let text = expand("{branch} {issue} {previous_branch} {session_id}".to_owned(), &vars);
         assert_eq!(text, "fix-ABC-7 ABC-7 main s1");
-        assert!(!text.chars().any(is_bidi_control));
+        assert!(!text.chars().any(hides_text));
     }
 
     #[test]

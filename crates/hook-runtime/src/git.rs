@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use hook_engine::bounded::{read_regular, read_regular_not_following};
-use hook_engine::text::is_bidi_control;
+use hook_engine::text::hides_text;
 
 use crate::{Env, PROJECT_SUBDIR};
 
@@ -186,7 +186,7 @@ fn branch_of(bytes: &[u8]) -> Option<String> {
     // a bidirectional control, which would show the text around it in another order.
     let valid = !branch.is_empty()
         && branch.len() <= 255
-        && !branch.chars().any(|c| c.is_control() || is_bidi_control(c) || " ~^:?*[\\".contains(c))
+        && !branch.chars().any(|c| c.is_control() || hides_text(c) || " ~^:?*[\\".contains(c))
         && !branch.contains("..")
         && !branch.contains("@{")
         && branch.split('/').all(|part| {

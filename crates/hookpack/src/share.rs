@@ -27,7 +27,7 @@ use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
 use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
 use hook_engine::screen::{Screen, Verdict, Withheld};
-use hook_engine::text::is_bidi_control;
+use hook_engine::text::hides_text;
 use hook_runtime::Installation;
 use hook_runtime::state::{PULLED_RULE, PULLED_SESSION_PREFIX, Store, database_path};
 use rules_compiler::Layout;
@@ -296,7 +296,7 @@ fn from_line(line: &str, shared: &[String], private: &[&str]) -> Option<Captured
     // line breaks and tabs).
     let text: String = text
         .chars()
-        .filter(|&c| !is_bidi_control(c) && (!c.is_control() || c == '\n' || c == '\t'))
+        .filter(|&c| !hides_text(c) && (!c.is_control() || c == '\n' || c == '\t'))
         .collect();
     let text = text.trim();
     (!text.is_empty()).then(|| Captured {
@@ -581,8 +581,11 @@ mod tests {
         assert_eq!(from_line(&private, &shared, &["private"]), None);
         let long = to_line("decisions", &"x".repeat(MAX_MEMORY_CHARS + 1));
         assert_eq!(from_line(&long, &shared, &[]), None);
-        // A remote's controls do not reach the context: bidi overrides, escapes, a bell.
-        let odd = to_line("decisions", "use \u{202E}txt.exe\u{2066}\u{1b}[2J\u{7}\tRS256\n");
+        // A remote's controls do not reach the context: bidi overrides, escapes, a bell, tags.
+        let odd = to_line(
+            "decisions",
+            "use \u{202E}txt.exe\u{2066}\u{1b}[2J\u{7}\u{E0041}\u{E0042}\u{200B}\tRS256\n",
+        );
         let m = from_line(&odd, &shared, &[]).unwrap();
         assert_eq!(m.text, "use txt.exe[2J\tRS256");
         assert_eq!(from_line(&to_line("decisions", "\u{202E}\u{200F}"), &shared, &[]), None);
