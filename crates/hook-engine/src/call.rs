@@ -250,6 +250,9 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
         facts.bracket = bracket.unwrap_or_default();
         facts.used_percent = bracket.and_then(|_| io.used_percent());
         let mut evaluation = engine.evaluate_scanned(&scan, &facts)?;
+        if !facts.state.observed.has_title() && evaluation.state.observed.has_title() {
+            screen_title(engine, &mut evaluation, facts.project_root);
+        }
         let mut recalled = Vec::new();
         if opened {
             let around = (facts.branch, facts.project_root);
@@ -368,6 +371,7 @@ fn memories(
             handoff_text.take()
         } else if recall.from == RecallFrom::Sessions {
             observe::render_index(&io.recent_sessions(recall.max, branch)?)
+                .map(|index| screen_lines(engine, &index, root))
         } else {
             let wider = Recall { max: recall.max + RECALL_LOOKAHEAD as usize, ..recall.clone() };
             let memories: Vec<_> =
@@ -415,6 +419,35 @@ fn screen_captures(engine: &Engine<'_>, evaluation: &mut Evaluation, root: Optio
     evaluation
         .captures
         .retain(|captured| matches!(screen.check(&captured.text), Ok(Verdict::Keep(_))));
+}
+
+/// `text` with each line the rules would not let through as a prompt ([`Screen`]) left out
+/// and said to be: what the sessions' books kept before a rule existed (a title, a command)
+/// does not come back. When the rules cannot be read, no line is kept.
+fn screen_lines(engine: &Engine<'_>, text: &str, root: Option<&Path>) -> String {
+    const LEFT_OUT: &str = "  (a line a rule of the project blocks as a prompt is left out)";
+    let Ok(screen) = Screen::new(engine, root) else { return LEFT_OUT.trim_start().to_owned() };
+    text.lines()
+        .map(|line| match screen.check(line) {
+            Ok(Verdict::Keep(_) | Verdict::Private) => line,
+            _ => LEFT_OUT,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Takes the session's new title (its first prompt, private parts gone) out of its books when
+/// the rules would not let it through as a prompt ([`Screen`]): it comes back in the next
+/// sessions' index.
+fn screen_title(engine: &Engine<'_>, evaluation: &mut Evaluation, root: Option<&Path>) {
+    let observed = evaluation.state.observed.get_mut();
+    let Some(title) = &observed.title else { return };
+    let kept = Screen::new(engine, root)
+        .and_then(|screen| screen.check(title))
+        .is_ok_and(|verdict| matches!(verdict, Verdict::Keep(_)));
+    if !kept {
+        observed.title = None;
+    }
 }
 
 /// What becomes of the signals the rules found, surest first: a signal the store already holds

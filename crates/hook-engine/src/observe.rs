@@ -226,6 +226,14 @@ impl Books {
         }
     }
 
+    /// Whether they name the session's title (read without decoding them).
+    pub fn has_title(&self) -> bool {
+        match &self.encoded {
+            Some(encoded) => Reader(encoded).skip_option() == Some(true),
+            None => self.observed.title.is_some(),
+        }
+    }
+
     /// Adds `observation`, and `project()` as the project when the books have none.
     ///
     /// A prompt adds only a title, so when the books have a title and a project, it changes

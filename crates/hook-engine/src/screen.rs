@@ -33,6 +33,8 @@ pub struct Screen<'e, 'a> {
     engine: &'e Engine<'a>,
     private_tags: Vec<&'a str>,
     root: Option<&'e Path>,
+    /// Whether some rule can refuse a prompt at all: without one, nothing is evaluated.
+    refuses: bool,
 }
 
 impl<'e, 'a> Screen<'e, 'a> {
@@ -43,7 +45,7 @@ impl<'e, 'a> Screen<'e, 'a> {
     /// When the artifact's settings cannot be read.
     pub fn new(engine: &'e Engine<'a>, root: Option<&'e Path>) -> Result<Self, ArtifactError> {
         let private_tags = engine.memory_settings()?.private_tags.clone();
-        Ok(Screen { engine, private_tags, root })
+        Ok(Screen { engine, private_tags, root, refuses: engine.refuses_prompts()? })
     }
 
     /// What becomes of `text`.
@@ -67,6 +69,9 @@ impl<'e, 'a> Screen<'e, 'a> {
 
     /// The first rule that blocks or denies `text` as a `UserPromptSubmit` prompt.
     fn blocked_by(&self, text: &str) -> Result<Option<String>, ArtifactError> {
+        if !self.refuses {
+            return Ok(None);
+        }
         let cwd = self.root.map(|r| r.to_string_lossy().into_owned()).unwrap_or_default();
         let payload = json!({
             "hook_event_name": "UserPromptSubmit",

@@ -221,6 +221,27 @@ impl<'a> Engine<'a> {
         Ok(active)
     }
 
+    /// Whether some rule can refuse a prompt (`block`, `deny` or `stop` on `UserPromptSubmit`):
+    /// without one, no text is refused as a prompt ([`crate::screen`]). Reads each rule's
+    /// record, not its conditions.
+    ///
+    /// # Errors
+    ///
+    /// When the artifact is damaged.
+    pub fn refuses_prompts(&self) -> Result<bool, ArtifactError> {
+        let effort = &self.effort();
+        for index in 0..self.artifact.rule_count() {
+            let r = self.rule(effort, index)?;
+            if r.events().contains(EventKind::UserPromptSubmit)
+                && (matches!(r.decision(), Some(Decision::Block | Decision::Deny))
+                    || r.stop().len > 0)
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Evaluates the rules of `facts.kind()`.
     ///
     /// # Errors

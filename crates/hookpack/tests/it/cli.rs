@@ -1247,6 +1247,12 @@ reason = "The prompt holds an AWS access key."
         assert!(!stdout.contains("\"decision\":\"block\""), "not blocked: {stdout}");
         assert!(!stdout.contains("remembered"), "{split}: {stdout}");
     }
+    // The first of them was the session's first prompt not blocked: its title, a key once
+    // stripped, is not kept in its books for the next session's index.
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "s2",
+        "transcript_path": "/t", "cwd": "/p", "source": "startup"});
+    let (_, stdout, _) = hook(EventKind::SessionStart, &dir, &start);
+    assert!(!stdout.contains("AKIA"), "{stdout}");
     let stop = json!({"hook_event_name": "Stop", "session_id": "s", "transcript_path": "/t",
         "cwd": "/p", "stop_hook_active": false,
         "last_assistant_message": "Done.\n\n[decision] The deploy key is AKIAIOSFODNN7EXAMPLE."});
@@ -1297,6 +1303,14 @@ fn compiling_a_rule_forgets_the_memories_it_blocks() {
     assert!(!listed.contains("AKIA") && listed.contains("acme-uploads"), "{listed}");
     let stdout = prompt("which S3 deploy key and bucket do we use?");
     assert!(!stdout.contains("AKIA"), "{stdout}");
+    // Nor does the first session's title, kept in its books before the rule, come back in the
+    // next session's index: its line is left out, and said to be.
+    let start = json!({"hook_event_name": "SessionStart", "session_id": "s2",
+        "transcript_path": "/t", "cwd": "/p", "source": "startup"});
+    let (_, stdout, stderr) = hook(EventKind::SessionStart, &dir, &start);
+    assert_eq!(stderr, "");
+    assert!(stdout.contains("acme-uploads") && !stdout.contains("AKIA"), "{stdout}");
+    assert!(stdout.contains("a rule of the project blocks as a prompt is left out"), "{stdout}");
 }
 
 /// `[memory] max`: a hook that stores a memory past it removes the oldest; `memory prune` does
