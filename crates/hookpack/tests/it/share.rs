@@ -265,7 +265,11 @@ fn export_withholds_what_a_rule_blocks_and_what_is_private() {
     std::fs::remove_file(dir.join("CLAUDE.md")).unwrap();
     let pack = "[pack]\nname = \"team\"\n\n[[rule]]\nid = \"export\"\non = \"SessionStart\"\nexport = true\n";
     std::fs::write(dir.join(".claude/hookpack/packs/team.toml"), pack).unwrap();
-    run(&dir, &["compile"]);
+    let compiled = run(&dir, &["compile"]);
+    // Compiling forgets the stored memory the rules block; one stored since (by a hookpack
+    // before this one) is withheld by the hook.
+    assert!(compiled.contains("forgot 1 memory that a rule now blocks"), "{compiled}");
+    store(&dir, "patterns", &[&format!("deploys use the key {KEY} from the vault")]);
     let start = json!({"hook_event_name": "SessionStart", "session_id": "s",
         "transcript_path": "/t", "cwd": dir, "source": "startup"});
     let (status, said, _) = hook(EventKind::SessionStart, &dir, &start);
