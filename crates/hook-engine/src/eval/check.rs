@@ -5,9 +5,7 @@ use hook_model::{EventKind, PermissionMode};
 use serde_json::Value;
 
 use super::commands::CommandMatch;
-use super::{
-    Engine, Facts, Scan, field_key, memory_scan, quoted, quoted_as, star_commands, tool_path,
-};
+use super::{Engine, Facts, Scan, field_key, memory_scan, quoted, quoted_as, star_commands};
 use crate::artifact::{ArtifactError, Effort, KeywordMatches, RuleView, StrRef};
 use crate::memory;
 use crate::rule::{Decision, Once};
@@ -73,13 +71,13 @@ impl<'a> Engine<'a> {
         let includes = self.matcher_list(effort, r.paths())?;
         let excludes = self.matcher_list(effort, r.paths_excluded())?;
         if !includes.is_empty() || !excludes.is_empty() {
-            let Some(path) = tool_path(payload, facts.project_root) else {
+            let Some(path) = scan.tool_path(facts) else {
                 return miss("paths", &|| "the tool call names no file path".to_owned());
             };
-            if !includes.is_empty() && !self.any_glob(effort, &includes, &path)? {
+            if !includes.is_empty() && !self.any_glob(effort, &includes, path)? {
                 return miss("paths", &|| format!("`{path}` matches none of the globs"));
             }
-            if !excludes.is_empty() && self.any_glob(effort, &excludes, &path)? {
+            if !excludes.is_empty() && self.any_glob(effort, &excludes, path)? {
                 return miss("paths", &|| format!("`{path}` is excluded by a `!` glob"));
             }
         }

@@ -7,7 +7,7 @@ use hook_model::EventKind;
 use serde_json::{Map, Value};
 
 use super::commands::CommandMatch;
-use super::{Engine, Evaluation, Facts, Fired, Scan, memory_scan, text_bytes, tool_path};
+use super::{Engine, Evaluation, Facts, Fired, Scan, memory_scan, text_bytes};
 use crate::artifact::{ArtifactError, Effort, RuleView, SettingsRecord};
 use crate::memory::{self, CaptureSpec, Recall};
 use crate::rule::RecallFrom;
@@ -40,9 +40,9 @@ impl<'a> Engine<'a> {
                 RecallFrom::Path => match scan.shared.path_terms.get() {
                     Some(terms) => terms.clone(),
                     None => {
-                        let path = tool_path(facts.payload, facts.project_root).unwrap_or_default();
+                        let path = scan.tool_path(facts).unwrap_or_default();
                         effort.scan(path.len())?;
-                        scan.shared.path_terms.get_or_init(|| memory::path_terms(&path)).clone()
+                        scan.shared.path_terms.get_or_init(|| memory::path_terms(path)).clone()
                     }
                 },
             };

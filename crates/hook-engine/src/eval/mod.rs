@@ -111,12 +111,20 @@ struct Shared<'p> {
     path_terms: OnceCell<Vec<String>>,
     /// The issue the branch carries, found once, when a rule's text names `{issue}`.
     issue: OnceCell<Option<String>>,
+    /// The call's path as path rules see it ([`tool_path`]), made once per event.
+    path: OnceCell<Option<String>>,
 }
 
 impl Scan<'_> {
     /// The units of work spent so far (see [`Effort`]), and the allowance.
     pub fn effort(&self) -> (u64, u64) {
         (self.effort.spent(), self.effort.limit())
+    }
+
+    /// The call's path relative to the project ([`tool_path`]), normalized once for the
+    /// event rather than once per path rule.
+    fn tool_path(&self, facts: &Facts<'_>) -> Option<&str> {
+        self.shared.path.get_or_init(|| tool_path(facts.payload, facts.project_root)).as_deref()
     }
 }
 

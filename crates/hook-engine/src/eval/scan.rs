@@ -87,7 +87,7 @@ impl Engine<'_> {
         if mode == Mode::Answer {
             let found = self.program_candidates(&scan, facts, &record)?;
             scan.candidates.extend(found);
-            let found = self.path_candidates(&scan.effort, facts, &record)?;
+            let found = self.path_candidates(&scan, facts, &record)?;
             scan.candidates.extend(found);
         }
         Ok(scan)
@@ -97,23 +97,24 @@ impl Engine<'_> {
     /// globs require its extension, its file name or its first folder.
     fn path_candidates(
         &self,
-        effort: &Effort,
+        scan: &Scan<'_>,
         facts: &Facts<'_>,
         record: &EventRecord,
     ) -> Result<Vec<u32>, ArtifactError> {
+        let effort = &scan.effort;
         let list = self.list(effort, record.paths)?;
         let entries = list.len() / 3;
         if entries == 0 {
             return Ok(Vec::new());
         }
-        let Some(path) = super::tool_path(facts.payload, facts.project_root) else {
+        let Some(path) = scan.tool_path(facts) else {
             return Ok(Vec::new());
         };
         let key_at = |i: usize| {
             self.str(effort, StrRef { offset: list.get(3 * i), len: list.get(3 * i + 1) })
         };
         let mut found = Vec::new();
-        for key in crate::path_keys::path_keys(&path) {
+        for key in crate::path_keys::path_keys(path) {
             // The first entry not below `key`, by binary search over the sorted keys.
             let (mut low, mut high) = (0, entries);
             while low < high {
