@@ -162,6 +162,13 @@ pub fn hides_text(c: char) -> bool {
     )
 }
 
+/// Whether `c` may reach the model's context from a text hookpack did not write (a remote's
+/// memory, the branch, the payload): it does not [`hides_text`], and it is no control character
+/// but a line break or a tab (the others can hide what follows them on a terminal).
+pub fn shows(c: char) -> bool {
+    !hides_text(c) && (!c.is_control() || c == '\n' || c == '\t')
+}
+
 /// `text` with each `{branch}`, `{issue}`, `{session_id}`, `{prompt_count}`, `{bracket}` and
 /// `{used_percent}` replaced by what it stands for (`none` where there is nothing: no branch, no
 /// issue in it, the window not read);
@@ -171,10 +178,10 @@ pub fn expand(text: String, vars: &Vars<'_>) -> String {
     if !text.contains('{') || !VARS.iter().any(|v| text.contains(&format!("{{{v}}}"))) {
         return text;
     }
-    // What comes from the repository (the branch, its issue) or the payload, without the
-    // bidirectional controls that would make the text around it read in another order.
+    // What comes from the repository (the branch, its issue) or the payload, as it may be
+    // shown.
     let capped = |value: &str| -> String {
-        value.chars().filter(|&c| !hides_text(c)).take(MAX_VAR_CHARS).collect()
+        value.chars().filter(|&c| shows(c)).take(MAX_VAR_CHARS).collect()
     };
     let mut out = String::with_capacity(text.len() + 32);
     let mut rest = text.as_str();
@@ -411,14 +418,14 @@ mod tests {
     }
 
     #[test]
-    fn variables_carry_no_bidi_controls() {
+    fn variables_carry_no_bidi_or_other_controls() {
         // A branch named to reorder what the model reads: `main` shown, an order hidden.
         let branch = "fix\u{202E}\u{2066}-ABC-7\u{2069}\u{200F}\u{061C}\u{202A}";
         let vars = Vars {
             branch: Some(branch),
             issue: Some("ABC\u{202D}-7"),
             previous_branch: Some("\u{200E}main"),
-            session_id: "s\u{2067}1",
+            session_id: "s\u{2067}1\u{1b}\u{7}",
             prompt_count: 1,
             bracket: "fresh",
             used_percent: None,
@@ -426,6 +433,7 @@ mod tests {
         let text = expand("{branch} {issue} {previous_branch} {session_id}".to_owned(), &vars);
         assert_eq!(text, "fix-ABC-7 ABC-7 main s1");
         assert!(!text.chars().any(hides_text));
+        assert!(text.chars().all(shows));
     }
 
     #[test]

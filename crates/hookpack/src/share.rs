@@ -27,7 +27,7 @@ use hook_engine::Engine;
 use hook_engine::artifact::Artifact;
 use hook_engine::memory::{self, Captured, MAX_MEMORY_CHARS};
 use hook_engine::screen::{Screen, Verdict, Withheld};
-use hook_engine::text::hides_text;
+use hook_engine::text::shows;
 use hook_runtime::Installation;
 use hook_runtime::state::{PULLED_RULE, PULLED_SESSION_PREFIX, Store, database_path};
 use rules_compiler::Layout;
@@ -291,13 +291,8 @@ fn from_line(line: &str, shared: &[String], private: &[&str]) -> Option<Captured
         return None;
     }
     let text = memory::strip_private(text, private)?;
-    // A remote's text goes into the model's context: without controls that would show it in
-    // another order than it reads (bidi) or hide what follows (other control characters but
-    // line breaks and tabs).
-    let text: String = text
-        .chars()
-        .filter(|&c| !hides_text(c) && (!c.is_control() || c == '\n' || c == '\t'))
-        .collect();
+    // A remote's text goes into the model's context: only what shows as it reads.
+    let text: String = text.chars().filter(|&c| shows(c)).collect();
     let text = text.trim();
     (!text.is_empty()).then(|| Captured {
         rule: PULLED_RULE.to_owned(),
