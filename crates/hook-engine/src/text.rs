@@ -88,32 +88,32 @@ fn tool_text<'p>(tool: Option<&str>, payload: &'p Value) -> Vec<Cow<'p, str>> {
 /// one character, anything else itself. Linear in practice (one backtrack point, the last
 /// `*`), at most `pattern.len() × text.len()` steps.
 pub fn wildcard(pattern: &str, text: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let text: Vec<char> = text.chars().collect();
+    // Byte offsets into both, each at a character's start: nothing is copied.
     let (mut at_pattern, mut at_text) = (0, 0);
     // Where the last `*` is, and where in the text it now ends.
     let mut star: Option<(usize, usize)> = None;
-    while at_text < text.len() {
-        match pattern.get(at_pattern) {
+    while let Some(c) = text[at_text..].chars().next() {
+        match pattern[at_pattern..].chars().next() {
             Some('*') => {
                 star = Some((at_pattern, at_text));
                 at_pattern += 1;
             }
-            Some(&wanted) if wanted == '?' || wanted == text[at_text] => {
-                at_pattern += 1;
-                at_text += 1;
+            Some(wanted) if wanted == '?' || wanted == c => {
+                at_pattern += wanted.len_utf8();
+                at_text += c.len_utf8();
             }
             _ => match star {
                 Some((star_at, ends)) => {
-                    star = Some((star_at, ends + 1));
+                    let ends = ends + text[ends..].chars().next().map_or(1, char::len_utf8);
+                    star = Some((star_at, ends));
                     at_pattern = star_at + 1;
-                    at_text = ends + 1;
+                    at_text = ends;
                 }
                 None => return false,
             },
         }
     }
-    pattern[at_pattern..].iter().all(|&c| c == '*')
+    pattern[at_pattern..].bytes().all(|b| b == b'*')
 }
 
 /// What a context's `{name}`s stand for ([`expand`]).
@@ -446,13 +446,61 @@ mod tests {
             ("*-*", "ABC-7"),
             ("release-?.?", "release-1.2"),
             ("**", "x"),
+            ("fé?ture/*é", "féature/ünïcodé"),
+            ("*/ABC-?", "ü/x/ABC-é"),
+            ("a*b*c", "aXbYbZc"),
         ] {
             assert!(wildcard(pattern, text), "{pattern} {text}");
         }
-        for (pattern, text) in
-            [("main", "mainline"), ("feature/*", "feat/x"), ("?", ""), ("a*b", "ac"), ("", "a")]
-        {
+        for (pattern, text) in [
+            ("main", "mainline"),
+            ("feature/*", "feat/x"),
+            ("?", ""),
+            ("a*b", "ac"),
+            ("", "a"),
+            ("?", "éé"),
+            ("é*", "e"),
+        ] {
             assert!(!wildcard(pattern, text), "{pattern} {text}");
+        }
+    }
+
+    /// The same answers as matching character by character with the texts copied out, on
+    /// every short pattern and text over an alphabet with multi-byte characters.
+    #[test]
+    fn wildcards_agree_with_matching_copied_characters() {
+        fn reference(pattern: &[char], text: &[char]) -> bool {
+            match (pattern.split_first(), text.split_first()) {
+                (None, _) => text.is_empty(),
+                (Some(('*', rest)), _) => {
+                    reference(rest, text) || (!text.is_empty() && reference(pattern, &text[1..]))
+                }
+                (Some((&p, rest)), Some((&t, tail))) => {
+                    (p == '?' || p == t) && reference(rest, tail)
+                }
+                (Some(_), None) => false,
+            }
+        }
+        let alphabet = ['a', 'é', '*', '?', '/'];
+        let words = |max: usize| {
+            let mut all = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                last = last
+                    .iter()
+                    .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                    .collect();
+                all.extend(last.iter().cloned());
+            }
+            all
+        };
+        let texts: Vec<String> = words(4).into_iter().filter(|w| !w.contains(['*', '?'])).collect();
+        for pattern in words(4) {
+            let chars: Vec<char> = pattern.chars().collect();
+            for text in &texts {
+                let expected = reference(&chars, &text.chars().collect::<Vec<_>>());
+                assert_eq!(wildcard(&pattern, text), expected, "{pattern:?} {text:?}");
+            }
         }
     }
 
