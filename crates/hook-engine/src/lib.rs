@@ -14,6 +14,7 @@ pub mod layout;
 pub mod memory;
 pub mod observe;
 pub mod path_keys;
+pub mod paths;
 pub mod rule;
 pub mod screen;
 mod session;

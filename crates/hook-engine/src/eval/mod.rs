@@ -554,6 +554,7 @@ fn quoted_as(items: &[&str], prefix: &str) -> String {
 /// and `./secrets/a` from the root are all `secrets/a`. Symbolic links are not followed: a
 /// path is judged by its name.
 pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
+    use crate::paths::{is_absolute, normalize};
     let input = payload.get("tool_input")?;
     let path =
         ["file_path", "notebook_path", "path"].iter().find_map(|k| input.get(*k)?.as_str())?;
@@ -570,48 +571,6 @@ pub fn tool_path(payload: &Value, root: Option<&Path>) -> Option<String> {
         }
     }
     Some(path)
-}
-
-/// Whether `path` is absolute: from `/`, or a drive's (`C:\`, `C:/`).
-fn is_absolute(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    matches!(bytes.first(), Some(b'/' | b'\\'))
-        || (bytes.len() >= 3
-            && bytes[0].is_ascii_alphabetic()
-            && bytes[1] == b':'
-            && matches!(bytes[2], b'/' | b'\\'))
-}
-
-/// `path` with `/` separators and its components resolved as text: empty and `.` ones dropped,
-/// a `..` removing the component before it (at the root of an absolute path there is none to
-/// remove; a relative path keeps its leading ones).
-fn normalize(path: &str) -> String {
-    let path = path.replace('\\', "/");
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." && !(parts.len() == 1 && is_drive(last)) => {
-                    parts.pop();
-                }
-                Some(_) if !absolute && !parts.first().is_some_and(|p| is_drive(p)) => {
-                    parts.push("..");
-                }
-                None if !absolute => parts.push(".."),
-                _ => {}
-            },
-            _ => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    if absolute { format!("/{joined}") } else { joined }
-}
-
-/// Whether a first component names a drive (`C:`).
-fn is_drive(part: &str) -> bool {
-    part.len() == 2 && part.as_bytes()[0].is_ascii_alphabetic() && part.as_bytes()[1] == b':'
 }
 
 /// The star-commands in a prompt: `*name` after the start or a non-word character, lowercase.

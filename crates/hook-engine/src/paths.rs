@@ -1,0 +1,771 @@
+//! How hookpack reads a path: as text, normalized (no empty or `.` components, each `..`
+//! taking the one before it), and, for a path a command names, placed in one [`Class`] that
+//! guards judge (`args = ["@system", "@home"]`, reference §2.1). One model serves every
+//! deleting, moving or overwriting command and every interpreter's file API: a rule names the
+//! classes it refuses, not the paths.
+//!
+//! A word is made a path first ([`Places::resolve`]): `~`, `$HOME`, `${HOME:?}`, `$PWD`,
+//! `$(pwd)`, `$TMPDIR`, `$CLAUDE_PROJECT_DIR` and `$(git rev-parse --show-toplevel)` stand for
+//! the places they name; a relative path is joined to the working folder; then it is
+//! normalized, so that `/tmp/../etc` is `/etc` and `$TMPDIR/../etc` too. What is only known at
+//! run time (another variable, a command's output, a glob) stands for "some entry" of the folder
+//! before it, or for "everything in it" when it is the last component and a bare `*`. Symbolic
+//! links are not followed: a path is judged by its name.
+
+use std::fmt;
+
+/// What a path is, for a guard, from the most to the least specific: the first that holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// A secret by its name, wherever it is: private keys, `.env` files, `~/.ssh`, `~/.aws`,
+    /// `.netrc`, `.pgpass`, keystores.
+    Credentials,
+    /// A repository's `.git` folder or something in it.
+    Git,
+    /// The project's root itself, or everything in it.
+    Project,
+    /// A folder that holds the project (`..` from its root, `/home/me/src` for
+    /// `/home/me/src/app`).
+    AboveProject,
+    /// Inside the project, in a folder its build makes again (`target`, `node_modules`, `dist`,
+    /// `__pycache__`, …).
+    BuildOutput,
+    /// Anything else inside the project.
+    InProject,
+    /// Inside a temporary folder (`/tmp/x`, `$TMPDIR/x`), not the folder itself.
+    Temp,
+    /// A home folder (`~`, `/home/<user>`, `/Users/<user>`, `/root`), everything in one, or the
+    /// folder of every home (`/home`).
+    Home,
+    /// Inside a home folder, outside the project (`~/Documents`, `~/projects/old`).
+    InHome,
+    /// The filesystem's root itself, or everything in it.
+    Root,
+    /// A system folder or anything in it (`/etc`, `/usr/lib`, `/var/log`, `C:\Windows`).
+    System,
+    /// Any other absolute path (`/data/x`, `/srv2/y`).
+    Outside,
+    /// Known only at run time: a variable or a command's output at its start.
+    Unknown,
+}
+
+impl Class {
+    /// Every class, in order.
+    pub const ALL: [Class; 13] = [
+        Class::Credentials,
+        Class::Git,
+        Class::Project,
+        Class::AboveProject,
+        Class::BuildOutput,
+        Class::InProject,
+        Class::Temp,
+        Class::Home,
+        Class::InHome,
+        Class::Root,
+        Class::System,
+        Class::Outside,
+        Class::Unknown,
+    ];
+
+    /// Its name in a pack, after `@` (`@in-home`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Credentials => "credentials",
+            Class::Git => "git",
+            Class::Project => "project",
+            Class::AboveProject => "above-project",
+            Class::BuildOutput => "build-output",
+            Class::InProject => "in-project",
+            Class::Temp => "temp",
+            Class::Home => "home",
+            Class::InHome => "in-home",
+            Class::Root => "root",
+            Class::System => "system",
+            Class::Outside => "outside",
+            Class::Unknown => "unknown",
+        }
+    }
+
+    /// The class named `name` (without its `@`).
+    pub fn from_name(name: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// What it is, in words (for `explain`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Class::Credentials => "a credential file or folder",
+            Class::Git => "a repository's .git folder",
+            Class::Project => "the project itself",
+            Class::AboveProject => "a folder holding the project",
+            Class::BuildOutput => "build output inside the project",
+            Class::InProject => "inside the project",
+            Class::Temp => "inside a temporary folder",
+            Class::Home => "a home folder",
+            Class::InHome => "inside a home folder, outside the project",
+            Class::Root => "the filesystem root",
+            Class::System => "a system folder",
+            Class::Outside => "outside the project, the home and the system folders",
+            Class::Unknown => "known only when the command runs",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The folders a path is placed against, for one event: each absolute and normalized.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Places {
+    /// The working folder (the payload's `cwd`).
+    pub cwd: Option<String>,
+    /// The project's root.
+    pub root: Option<String>,
+    /// The user's home folder (`$HOME`).
+    pub home: Option<String>,
+    /// The temporary folder (`$TMPDIR`), when it is set.
+    pub tmp: Option<String>,
+}
+
+/// A home whose path is not known: `~` still reads as a home (`/home/<user>` by its shape).
+const SOME_HOME: &str = "/home/~";
+/// A working folder that is not known.
+const SOME_CWD: &str = "/\u{0}cwd";
+
+/// The folders at the filesystem's root that the system owns (and what is in them); `/tmp`
+/// and `/var/tmp` are system folders themselves, their entries [`Class::Temp`].
+const SYSTEM: &[&str] = &[
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "media",
+    "mnt",
+    "nix",
+    "opt",
+    "proc",
+    "run",
+    "sbin",
+    "snap",
+    "srv",
+    "sys",
+    "tmp",
+    "usr",
+    "var",
+    "Applications",
+    "Library",
+    "System",
+    "Volumes",
+    "private",
+    "cores",
+    "Windows",
+    "Program Files",
+    "Program Files (x86)",
+    "ProgramData",
+];
+
+/// The folders whose entries are temporary (beside `$TMPDIR`).
+const TEMP: &[&str] =
+    &["/tmp", "/var/tmp", "/private/tmp", "/private/var/folders", "/var/folders", "/dev/shm"];
+
+/// The folders whose entries are homes (`/home/<user>`); `/root` is one itself.
+const HOMES: &[&str] = &["/home", "/Users", "/var/home"];
+
+/// Folder names a build or a tool makes again: removing them loses nothing.
+const BUILD_OUTPUT: &[&str] = &[
+    "target",
+    "node_modules",
+    "dist",
+    "build",
+    "out",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".turbo",
+    ".parcel-cache",
+    ".cache",
+    "coverage",
+    ".nyc_output",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".tox",
+    ".nox",
+    ".venv",
+    "venv",
+    ".gradle",
+    ".angular",
+    ".expo",
+    ".vite",
+    "storybook-static",
+    "_build",
+    "zig-cache",
+    ".zig-cache",
+    "cmake-build-debug",
+    "cmake-build-release",
+    ".terraform",
+    "bazel-bin",
+    "bazel-out",
+    "bazel-testlogs",
+    "tmp",
+    ".eggs",
+    "htmlcov",
+    ".docusaurus",
+    ".serverless",
+    ".dart_tool",
+    "DerivedData",
+];
+
+/// Names that are secrets wherever they are (a component, ASCII case ignored).
+const CREDENTIAL_NAMES: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".vault-token",
+    ".my.cnf",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "credentials",
+    "credentials.json",
+    "secrets.json",
+    "secrets.yml",
+    "secrets.yaml",
+    "master.key",
+    "service-account.json",
+];
+
+/// File name endings that are secrets (keys and keystores).
+const CREDENTIAL_ENDINGS: &[&str] =
+    &[".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".ppk", ".gpg"];
+
+/// What a word stands for, as a path: where it is, and what of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The folder or file, absolute and normalized.
+    pub path: String,
+    /// Which of it the word names.
+    pub part: Part,
+    /// The word's components that are text (a glob's `*.pem`, a credential's name after a
+    /// variable), ASCII lowercase: what names are judged by.
+    names: Vec<String>,
+}
+
+/// Which part of [`Resolved::path`] a word names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The path itself.
+    Itself,
+    /// Everything in it (`dir/*`, `dir/.*`).
+    Everything,
+    /// Some entry of it, known at run time (`dir/$NAME`, `dir/*.log`).
+    Some,
+}
+
+impl Places {
+    /// The places of an event: its working folder, the project's root, the home and the
+    /// temporary folder, each normalized (a relative or empty one is dropped).
+    pub fn new(
+        cwd: Option<&str>,
+        root: Option<&str>,
+        home: Option<&str>,
+        tmp: Option<&str>,
+    ) -> Places {
+        let absolute = |p: Option<&str>| p.filter(|p| is_absolute(p)).map(normalize);
+        Places {
+            cwd: absolute(cwd),
+            root: absolute(root),
+            home: absolute(home),
+            tmp: absolute(tmp),
+        }
+    }
+
+    /// `word` (as the program receives it, unquoted) as a path; `None` when it is known only at
+    /// run time from its start (another variable, a command's output).
+    pub fn resolve(&self, word: &str) -> Option<Resolved> {
+        let word = word.trim();
+        if word.is_empty() {
+            return None;
+        }
+        let (start, rest) = self.anchor(word)?;
+        let rest = rest.replace('\\', "/");
+        let joined = match start {
+            Some(start) => format!("{start}/{rest}"),
+            None if is_absolute(&rest) => rest.clone(),
+            None => {
+                let cwd = self.cwd.as_deref().or(self.root.as_deref()).unwrap_or(SOME_CWD);
+                format!("{cwd}/{rest}")
+            }
+        };
+        // The known part: up to the first component that is a glob or known only at run time.
+        let components: Vec<&str> = joined.split('/').collect();
+        let (known, part) = match components.iter().position(|c| is_open(c)) {
+            None => (joined.clone(), Part::Itself),
+            Some(at) => {
+                let last = components[at + 1..].iter().all(|c| c.is_empty() || *c == ".");
+                let part = if last && is_everything(components[at]) {
+                    Part::Everything
+                } else {
+                    Part::Some
+                };
+                (components[..at].join("/"), part)
+            }
+        };
+        let path = normalize(if known.is_empty() { "/" } else { &known });
+        // The word's own names (not those of the folder it is relative to), as they resolve.
+        let names = normalize(&rest)
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != "..")
+            .map(str::to_ascii_lowercase)
+            .collect();
+        Some(Resolved { path, part, names })
+    }
+
+    /// The place a word starts from, and the rest of it: `~/x` is the home and `x`; `None` when
+    /// it starts with what is known only at run time.
+    fn anchor<'w>(&'w self, word: &'w str) -> Option<(Option<String>, &'w str)> {
+        let home = self.home.as_deref().unwrap_or(SOME_HOME);
+        let cwd = self.cwd.as_deref().or(self.root.as_deref()).unwrap_or(SOME_CWD);
+        let tmp = self.tmp.as_deref().unwrap_or("/tmp");
+        // `~` and `~user`.
+        if let Some(after) = word.strip_prefix('~') {
+            let (user, rest) = after.split_once('/').unwrap_or((after, ""));
+            if user.is_empty() {
+                return Some((Some(home.to_owned()), rest));
+            }
+            if user.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) {
+                return Some((Some(format!("/home/{user}")), rest));
+            }
+            return Some((None, word));
+        }
+        for (prefix, place) in [
+            ("$(git rev-parse --show-toplevel)", self.root.as_deref()),
+            ("`git rev-parse --show-toplevel`", self.root.as_deref()),
+            ("$(pwd)", Some(cwd)),
+            ("`pwd`", Some(cwd)),
+        ] {
+            if let Some(rest) = word.strip_prefix(prefix) {
+                return Some((Some(place?.to_owned()), rest.trim_start_matches(['/', '\\'])));
+            }
+        }
+        if word.starts_with('`') {
+            return None;
+        }
+        let Some(after) = word.strip_prefix('$') else { return Some((None, word)) };
+        // `$NAME`, `${NAME}`, `${NAME:?…}`, `${NAME:-…}`, `${NAME%/}`.
+        let identifier = |text: &str| {
+            text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len())
+        };
+        let (name, rest) = if let Some(braced) = after.strip_prefix('{') {
+            let close = braced.find('}')?;
+            (&braced[..identifier(&braced[..close])], &braced[close + 1..])
+        } else {
+            let end = identifier(after);
+            (&after[..end], &after[end..])
+        };
+        let place = match name {
+            "HOME" | "USERPROFILE" => home,
+            "PWD" => cwd,
+            "TMPDIR" | "TMP" | "TEMP" => tmp,
+            "CLAUDE_PROJECT_DIR" => self.root.as_deref()?,
+            _ => return None,
+        };
+        // `$HOMEx` is another variable; `$HOME/x` and `$HOME` are the home.
+        if !(rest.is_empty() || rest.starts_with(['/', '\\'])) {
+            return None;
+        }
+        Some((Some(place.to_owned()), rest.trim_start_matches(['/', '\\'])))
+    }
+
+    /// The class of `word`, and the path it was judged as (`None`: known only at run time).
+    pub fn classify(&self, word: &str) -> (Class, Option<Resolved>) {
+        let Some(resolved) = self.resolve(word) else { return (Class::Unknown, None) };
+        (self.class_of(&resolved), Some(resolved))
+    }
+
+    /// The class of a resolved path: by its names first (a secret, `.git`), then by where it
+    /// is, the narrowest place first.
+    pub fn class_of(&self, resolved: &Resolved) -> Class {
+        let Resolved { path, part, names } = resolved;
+        let (path, part) = (path.as_str(), *part);
+        if names.iter().any(|n| is_credential(n)) {
+            return Class::Credentials;
+        }
+        if names.iter().any(|n| n == ".git") {
+            return Class::Git;
+        }
+        if path == "/" {
+            return if part == Part::Some { Class::System } else { Class::Root };
+        }
+        let home = self.home.as_deref();
+        // A project at or above the home is the user's own folder, not a project to judge by.
+        let root = self.root.as_deref().filter(|root| {
+            *root != "/" && !home.is_some_and(|home| home == *root || is_inside(home, root))
+        });
+        if let Some(root) = root {
+            if path == root {
+                return if part == Part::Some { Class::InProject } else { Class::Project };
+            }
+            if let Some(inner) = inside(path, root) {
+                let build = inner.split('/').any(|c| BUILD_OUTPUT.contains(&c));
+                return if build { Class::BuildOutput } else { Class::InProject };
+            }
+        }
+        let is_home = |p: &str| {
+            home == Some(p)
+                || p == "/root"
+                || p == SOME_HOME
+                || HOMES.iter().any(|h| inside(p, h).is_some_and(|user| !user.contains('/')))
+        };
+        if HOMES.contains(&path) {
+            return Class::Home;
+        }
+        if is_home(path) {
+            return if part == Part::Some { Class::InHome } else { Class::Home };
+        }
+        if root.is_some_and(|root| is_inside(root, path)) {
+            return Class::AboveProject;
+        }
+        let temp = TEMP.iter().copied().chain(self.tmp.as_deref()).any(|t| {
+            inside(path, t).is_some() || (path == t.trim_end_matches('/') && part == Part::Some)
+        });
+        if temp {
+            return Class::Temp;
+        }
+        let mut folder = path;
+        while let Some((parent, _)) = folder.rsplit_once('/') {
+            if parent.is_empty() {
+                break;
+            }
+            if is_home(parent) {
+                return Class::InHome;
+            }
+            folder = parent;
+        }
+        let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        if is_system_path(path) || SYSTEM.iter().any(|s| s.eq_ignore_ascii_case(first)) {
+            return Class::System;
+        }
+        if path.starts_with(SOME_CWD) {
+            return Class::Unknown;
+        }
+        Class::Outside
+    }
+}
+
+/// Whether a drive's path is a system one (`C:/Windows`, `C:/Program Files`).
+fn is_system_path(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        let rest = path[2..].trim_start_matches('/');
+        let first = rest.split('/').next().unwrap_or("");
+        return first.is_empty() || SYSTEM.iter().any(|s| s.eq_ignore_ascii_case(first));
+    }
+    false
+}
+
+/// Whether a component is a secret's name (ASCII lowercase).
+#[allow(clippy::case_sensitive_file_extension_comparisons, reason = "names come lowercase")]
+fn is_credential(name: &str) -> bool {
+    if CREDENTIAL_NAMES.contains(&name) {
+        return true;
+    }
+    // `.env`, `.env.local`, `prod.env`; not the examples committed beside them.
+    let env = name == ".env" || name.starts_with(".env.") || name.ends_with(".env");
+    let example = name.rsplit_once('.').is_some_and(|(_, last)| {
+        matches!(last, "example" | "sample" | "template" | "dist" | "defaults")
+    });
+    if env && !example {
+        return true;
+    }
+    // `id_rsa.pub` is public; `server.key`, `cert.pem` are not.
+    CREDENTIAL_ENDINGS.iter().any(|e| name.ends_with(e) && name.len() > e.len())
+        || (name.starts_with("id_")
+            && !name.ends_with(".pub")
+            && name.len() > 3
+            && !name.contains('.'))
+}
+
+/// Whether a component is a glob or is known only at run time.
+fn is_open(component: &str) -> bool {
+    component.contains(['*', '?', '[', '$', '`'])
+}
+
+/// Whether a component stands for every entry of its folder.
+fn is_everything(component: &str) -> bool {
+    matches!(component, "*" | ".*" | ".[!.]*" | ".??*" | "{*,.*}" | "{.*,*}" | "**")
+}
+
+/// `path` below `folder`, as the rest of it (`None`: not inside, or the folder itself).
+fn inside<'p>(path: &'p str, folder: &str) -> Option<&'p str> {
+    let folder = folder.trim_end_matches('/');
+    let rest = path.strip_prefix(folder)?.strip_prefix('/')?;
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// Whether `path` is strictly below `folder`.
+fn is_inside(path: &str, folder: &str) -> bool {
+    if folder == "/" {
+        return path != "/";
+    }
+    inside(path, folder).is_some()
+}
+
+/// Whether `path` is absolute: from `/`, or a drive's (`C:\`, `C:/`).
+pub fn is_absolute(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    matches!(bytes.first(), Some(b'/' | b'\\'))
+        || (bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'/' | b'\\'))
+}
+
+/// `path` with `/` separators and its components resolved as text: empty and `.` ones dropped,
+/// a `..` removing the component before it (at the root of an absolute path there is none to
+/// remove; a relative path keeps its leading ones).
+pub fn normalize(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." && !(parts.len() == 1 && is_drive(last)) => {
+                    parts.pop();
+                }
+                Some(_) if !absolute && !parts.first().is_some_and(|p| is_drive(p)) => {
+                    parts.push("..");
+                }
+                None if !absolute => parts.push(".."),
+                _ => {}
+            },
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute { format!("/{joined}") } else { joined }
+}
+
+/// Whether a first component names a drive (`C:`).
+fn is_drive(part: &str) -> bool {
+    part.len() == 2 && part.as_bytes()[0].is_ascii_alphabetic() && part.as_bytes()[1] == b':'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(cwd: &str, root: &str) -> Places {
+        Places::new(Some(cwd), Some(root), Some("/home/me"), None)
+    }
+
+    fn check(places: &Places, cases: &[(&str, Class)]) {
+        for &(word, class) in cases {
+            assert_eq!(places.classify(word).0, class, "{word} ({places:?})");
+        }
+    }
+
+    #[test]
+    fn the_root_the_system_and_temporary_folders() {
+        let places = at("/home/me/src/app", "/home/me/src/app");
+        check(
+            &places,
+            &[
+                ("/", Class::Root),
+                ("//", Class::Root),
+                ("/*", Class::Root),
+                ("/.", Class::Root),
+                ("/$DIR", Class::System),
+                ("/etc", Class::System),
+                ("/etc/nginx/", Class::System),
+                ("/var/log", Class::System),
+                ("/usr/lib", Class::System),
+                ("/Library/Caches", Class::System),
+                ("/tmp", Class::System),
+                ("/tmp/*", Class::System),
+                ("/tmp/build-123", Class::Temp),
+                ("/tmp/$RUN", Class::Temp),
+                ("/tmp/*.log", Class::Temp),
+                ("/var/tmp/x", Class::Temp),
+                ("/tmp/../etc", Class::System),
+                ("$TMPDIR/x", Class::Temp),
+                ("${TMPDIR:-/tmp}/x", Class::Temp),
+                ("$TMPDIR/../etc", Class::System),
+                ("/data/backups", Class::Outside),
+                ("/srv2/x", Class::Outside),
+                ("C:\\Windows\\System32", Class::System),
+            ],
+        );
+    }
+
+    #[test]
+    fn homes_and_what_is_in_them() {
+        let places = at("/home/me/src/app", "/home/me/src/app");
+        check(
+            &places,
+            &[
+                ("~", Class::Home),
+                ("~/", Class::Home),
+                ("~/*", Class::Home),
+                ("~/.*", Class::Home),
+                ("$HOME", Class::Home),
+                ("${HOME}", Class::Home),
+                ("${HOME:?}/", Class::Home),
+                ("/home/me", Class::Home),
+                ("/home/me/", Class::Home),
+                ("/home/other", Class::Home),
+                ("/Users/bob/", Class::Home),
+                ("/home", Class::Home),
+                ("/home/*", Class::Home),
+                ("/root", Class::Home),
+                ("~bob", Class::Home),
+                ("~/Documents", Class::InHome),
+                ("$HOME/projects/old", Class::InHome),
+                ("/home/other/x", Class::InHome),
+                ("~/$DIR", Class::InHome),
+                ("~bob/notes", Class::InHome),
+                ("../other-project", Class::InHome),
+            ],
+        );
+    }
+
+    #[test]
+    fn secrets_and_git_by_their_names() {
+        let places = at("/home/me/src/app", "/home/me/src/app");
+        check(
+            &places,
+            &[
+                ("~/.ssh", Class::Credentials),
+                ("~/.ssh/id_ed25519", Class::Credentials),
+                ("/home/me/.aws/credentials", Class::Credentials),
+                (".env", Class::Credentials),
+                ("config/.env.production", Class::Credentials),
+                ("certs/server.key", Class::Credentials),
+                ("~/.kube", Class::Credentials),
+                (".env.example", Class::InProject),
+                ("id_rsa.pub", Class::InProject),
+                ("docs/keys.md", Class::InProject),
+                (".git", Class::Git),
+                ("./.git/", Class::Git),
+                ("/home/me/src/app/.git/hooks", Class::Git),
+                ("../other/.git", Class::Git),
+                (".github", Class::InProject),
+                (".gitignore", Class::InProject),
+                ("~/.ssh/../notes", Class::InHome),
+            ],
+        );
+    }
+
+    #[test]
+    fn the_project_its_build_output_and_the_folders_above_it() {
+        let places = at("/home/me/src/app", "/home/me/src/app");
+        check(
+            &places,
+            &[
+                (".", Class::Project),
+                ("./", Class::Project),
+                ("*", Class::Project),
+                ("./*", Class::Project),
+                (".[!.]*", Class::Project),
+                ("$PWD", Class::Project),
+                ("$(pwd)/*", Class::Project),
+                ("$CLAUDE_PROJECT_DIR", Class::Project),
+                ("${CLAUDE_PROJECT_DIR}/", Class::Project),
+                ("$(git rev-parse --show-toplevel)", Class::Project),
+                ("/home/me/src/app", Class::Project),
+                ("..", Class::AboveProject),
+                ("../", Class::AboveProject),
+                ("../..", Class::Home),
+                ("../*", Class::AboveProject),
+                ("/home/me/src", Class::AboveProject),
+                ("target", Class::BuildOutput),
+                ("./node_modules", Class::BuildOutput),
+                ("frontend/dist/assets", Class::BuildOutput),
+                ("**/__pycache__", Class::InProject),
+                ("target/../src", Class::InProject),
+                ("src", Class::InProject),
+                ("src/*.rs", Class::InProject),
+                ("./$BUILD", Class::InProject),
+                ("$FOO", Class::Unknown),
+                ("$(mktemp -d)", Class::Unknown),
+                ("${BUILD_DIR}/x", Class::Unknown),
+                ("$HOMEBREW_PREFIX/x", Class::Unknown),
+                ("`which rm`", Class::Unknown),
+            ],
+        );
+        // From a folder of the project.
+        let below = at("/home/me/src/app/src", "/home/me/src/app");
+        check(
+            &below,
+            &[
+                ("*", Class::InProject),
+                ("..", Class::Project),
+                ("../*", Class::Project),
+                ("../..", Class::AboveProject),
+                ("../../..", Class::Home),
+                ("../target", Class::BuildOutput),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_project_at_the_home_is_judged_as_the_home() {
+        let at_home = at("/home/me", "/home/me");
+        check(&at_home, &[(".", Class::Home), ("src", Class::InHome), ("*", Class::Home)]);
+        let everywhere = at("/", "/");
+        check(&everywhere, &[("etc", Class::System), ("*", Class::Root)]);
+    }
+
+    #[test]
+    fn without_places_the_shapes_still_tell() {
+        let none = Places::default();
+        check(
+            &none,
+            &[
+                ("~", Class::Home),
+                ("~/x", Class::InHome),
+                ("/etc", Class::System),
+                ("/home/bob", Class::Home),
+                ("foo", Class::Unknown),
+                ("$CLAUDE_PROJECT_DIR", Class::Unknown),
+            ],
+        );
+    }
+
+    #[test]
+    fn every_class_has_a_name_read_back() {
+        for class in Class::ALL {
+            assert_eq!(Class::from_name(class.name()), Some(class));
+            assert!(!class.describe().is_empty());
+        }
+        assert_eq!(Class::from_name("homes"), None);
+    }
+
+    #[test]
+    fn paths_normalize_as_text() {
+        assert_eq!(normalize("/a//b/./c/../d"), "/a/b/d");
+        assert_eq!(normalize("../../x/./y"), "../../x/y");
+        assert_eq!(normalize("/../.."), "/");
+        assert_eq!(normalize("C:\\work\\..\\..\\n"), "C:/n");
+    }
+}
