@@ -169,6 +169,7 @@ fn flagged(engine: &Engine<'_>, project: &Path, command: &str) -> anyhow::Result
         bracket: Bracket::Fresh,
         used_percent: None,
         branch: None,
+        home: None,
         conversation: &[],
     };
     let evaluation =

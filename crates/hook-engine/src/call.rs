@@ -142,6 +142,8 @@ pub struct Surroundings<'p> {
     pub project_root: Option<&'p Path>,
     /// The project's current git branch (read when [`Settings::branch_events`] has the event).
     pub branch: Option<&'p str>,
+    /// The user's home folder (`$HOME`), where a command's `~` is.
+    pub home: Option<&'p str>,
     /// The conversation's newest messages since the last compaction, oldest first (read on
     /// `PreCompact` when [`Settings::conversation_events`] has it): part of its text.
     pub conversation: &'p [String],
@@ -213,6 +215,7 @@ impl<'e, 'a, 'p> Plan<'e, 'a, 'p> {
             bracket: Bracket::default(),
             used_percent: None,
             branch: around.branch,
+            home: around.home,
             conversation: around.conversation,
         };
         let keeps_books = match kind {

@@ -20,6 +20,9 @@
 //!   (`curl … | sh`).
 //! - `writes`: globs over the files its output is redirected to (`> /etc/hosts`); one must
 //!   match. `program = "*"` also matches a redirection without a command (`> file`).
+//! - `targets`: the operands after the subcommand read as paths and placed in a class
+//!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
+//!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
 //!
 //! Everything is compared ignoring ASCII case (a case-insensitive file system runs `RM`, SQL
 //! ignores it, git's options are as written anyway) except single-letter flags: `-d` is not
@@ -28,6 +31,7 @@
 
 use std::cell::OnceCell;
 
+use crate::paths::{Class, Places};
 use crate::shell::Command;
 
 /// A `command` pattern; `S` is `String` where packs are read and `&str` where hooks read the
@@ -46,6 +50,8 @@ pub struct Pattern<S> {
     pub writes: Vec<S>,
     /// Globs over the name of the program whose output it reads through a pipe: any of them.
     pub piped_from: Vec<S>,
+    /// The classes of path its operands are ([`Class::name`]); `!class` excludes.
+    pub targets: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -71,8 +77,8 @@ impl<S: AsRef<str>> Pattern<S> {
         first.split('|').all(plain).then(|| first.split('|'))
     }
 
-    /// Whether `command` matches. `charge` is given the work each step costs first (a byte
-    /// compared is a unit), and its error ends the match.
+    /// Whether `command` matches, its paths placed against `places`. `charge` is given the
+    /// work each step costs first (a byte compared is a unit), and its error ends the match.
     ///
     /// # Errors
     ///
@@ -80,16 +86,19 @@ impl<S: AsRef<str>> Pattern<S> {
     pub fn matches<E>(
         &self,
         command: &Command<'_>,
+        places: &Places,
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
         let name = command.name();
         if !self.runs(name, charge)? {
             return Ok(false);
         }
-        self.matches_run(&Run::new(*command, name, &Reading::default()), charge)
+        let reading = Reading::default();
+        self.matches_run(&Run::new(*command, name, &reading), places, charge)
     }
 
-    /// Whether `run`, whose program's name matches `program`, matches the rest of the pattern.
+    /// Whether `run`, whose program's name matches `program`, matches the rest of the pattern;
+    /// its operands' paths are placed against `places`.
     ///
     /// # Errors
     ///
@@ -97,6 +106,7 @@ impl<S: AsRef<str>> Pattern<S> {
     pub fn matches_run<E>(
         &self,
         run: &Run<'_>,
+        places: &Places,
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
         // What needs no reading of the arguments first, then the subcommand: most patterns of
@@ -151,9 +161,23 @@ impl<S: AsRef<str>> Pattern<S> {
             }
         }
 
+        if !self.args_match(run, read, charge)? {
+            return Ok(false);
+        }
+        Ok(self.target(run, places, charge)?.is_some() || self.targets.is_empty())
+    }
+
+    /// Whether the operands (and what a heredoc feeds the command) match `args`.
+    fn args_match<E>(
+        &self,
+        run: &Run<'_>,
+        read: &Read,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<bool, E> {
         if self.args.is_empty() {
             return Ok(true);
         }
+        let command = &run.command;
         let (excludes, includes): (Vec<&str>, Vec<&str>) =
             self.args.iter().map(AsRef::as_ref).partition(|g| g.starts_with('!'));
         let cost = |globs: &[&str]| globs.iter().map(|g| g.len() + 1).sum::<usize>();
@@ -173,7 +197,84 @@ impl<S: AsRef<str>> Pattern<S> {
         }
         Ok(includes.is_empty())
     }
+
+    /// With `targets`, the operand that decides and its class: the first whose class is named
+    /// (and not excluded); with only `!` classes, `None` when an operand is of one of them and
+    /// else the first operand (or nothing, `Class::Unknown`, for a command without one).
+    /// Without `targets`, `None`.
+    ///
+    /// # Errors
+    ///
+    /// What `charge` returns.
+    pub fn target<'c, E>(
+        &self,
+        run: &Run<'c>,
+        places: &Places,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<Option<(&'c str, Class)>, E> {
+        if self.targets.is_empty() {
+            return Ok(None);
+        }
+        let named = |negated: bool| {
+            self.targets.iter().filter_map(move |t| {
+                let t = t.as_ref();
+                let name = if negated { t.strip_prefix('!')? } else { t };
+                (negated || !t.starts_with('!')).then(|| Class::from_name(name)).flatten()
+            })
+        };
+        let includes: Vec<Class> = named(false).collect();
+        let excludes: Vec<Class> = named(true).collect();
+        let moved = moved(&run.command, places);
+        let places = moved.as_ref().unwrap_or(places);
+        let read = run.read();
+        let words = self.subcommand.len().min(read.operands.len());
+        let operands = read.operands[words..].iter().filter_map(|&at| run.command.arg(at));
+        // `xargs rm -rf`, `parallel rm -rf`: more operands come from its input, unknown.
+        let fed = run
+            .command
+            .wrappers()
+            .any(|w| matches!(w.rsplit(['/', '\\']).next(), Some("xargs" | "parallel")));
+        let mut first = None;
+        // `{}` is what `find -exec` or `xargs -I{}` puts there: the finding command's business.
+        let operands = operands.filter(|o| *o != "{}").map(|o| (o, false));
+        for (operand, from_input) in operands.chain(fed.then_some((FED, true))) {
+            // Placing a path reads it a few times (its variables, its components).
+            charge(4 * operand.len() + 16)?;
+            let class = if from_input { Class::Unknown } else { places.classify(operand).0 };
+            if excludes.contains(&class) {
+                if includes.is_empty() {
+                    return Ok(None);
+                }
+            } else if includes.contains(&class) {
+                return Ok(Some((operand, class)));
+            }
+            first.get_or_insert((operand, class));
+        }
+        Ok(if includes.is_empty() { Some(first.unwrap_or(("", Class::Unknown))) } else { None })
+    }
 }
+
+/// How many commands before one are looked at for a `cd`.
+const CD_LOOKBACK: usize = 16;
+
+/// The places `command` runs in after the `cd`s before it at its depth (`cd /tmp && rm -rf x`),
+/// when there are some.
+fn moved(command: &Command<'_>, places: &Places) -> Option<Places> {
+    let mut cds: Vec<Option<&str>> = command
+        .before()
+        .take(CD_LOOKBACK)
+        .filter(|c| matches!(c.name(), "cd" | "pushd" | "chdir" | "Set-Location"))
+        .map(|c| c.args().find(|a| !a.starts_with('-') || *a == "-"))
+        .collect();
+    if cds.is_empty() {
+        return None;
+    }
+    cds.reverse();
+    Some(cds.into_iter().fold(places.clone(), |places, dir| places.cd(dir)))
+}
+
+/// What stands for the operands a command is given on its input (`xargs rm`).
+pub const FED: &str = "(its input)";
 
 /// What patterns read of one command (its options and operands), kept so that it is read once
 /// however many patterns of however many rules are tried on it.
@@ -558,6 +659,16 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
     if pattern.args.iter().any(|g| g.as_ref().is_empty() || g.as_ref() == "!") {
         return Some("an empty `args` glob matches nothing".to_owned());
     }
+    for target in &pattern.targets {
+        let target = target.as_ref();
+        if Class::from_name(target.strip_prefix('!').unwrap_or(target)).is_none() {
+            let known: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+            return Some(format!(
+                "`targets` names classes of path ({}), not `{target}`",
+                known.join(", ")
+            ));
+        }
+    }
     None
 }
 
@@ -600,13 +711,16 @@ mod tests {
             args: own(args),
             writes: Vec::new(),
             piped_from: Vec::new(),
+            targets: Vec::new(),
         }
     }
 
     /// Whether some command of `text` matches.
     fn runs(pattern: &Pattern<String>, text: &str) -> bool {
         let parsed = parse(text, Dialect::Posix);
-        parsed.commands().any(|c| pattern.matches(&c, &mut |_| Ok::<(), ()>(())).unwrap_or(false))
+        parsed.commands().any(|c| {
+            pattern.matches(&c, &Places::default(), &mut |_| Ok::<(), ()>(())).unwrap_or(false)
+        })
     }
 
     #[test]

@@ -32,8 +32,13 @@ pub enum Class {
     BuildOutput,
     /// Anything else inside the project.
     InProject,
-    /// Inside a temporary folder (`/tmp/x`, `$TMPDIR/x`), not the folder itself.
+    /// Inside a temporary folder (`/tmp/x`, `$TMPDIR/x`, everything in `/tmp`), not the
+    /// folder itself.
     Temp,
+    /// Outside the project, what a tool makes again: a cache (`~/.cache/pip`,
+    /// `~/Library/Caches/x`, `/var/cache/apt`) or another project's build output
+    /// (`../other/target`).
+    Cache,
     /// A home folder (`~`, `/home/<user>`, `/Users/<user>`, `/root`), everything in one, or the
     /// folder of every home (`/home`).
     Home,
@@ -41,8 +46,11 @@ pub enum Class {
     InHome,
     /// The filesystem's root itself, or everything in it.
     Root,
-    /// A system folder or anything in it (`/etc`, `/usr/lib`, `/var/log`, `C:\Windows`).
+    /// A top-level system folder or everything in it (`/etc`, `/usr/*`, `C:\Windows`), or
+    /// some entry of the root (`/$NAME`).
     System,
+    /// Inside a system folder (`/etc/nginx`, `/usr/lib`, `/var/log`, `/usr/local/go`).
+    InSystem,
     /// Any other absolute path (`/data/x`, `/srv2/y`).
     Outside,
     /// Known only at run time: a variable or a command's output at its start.
@@ -51,7 +59,7 @@ pub enum Class {
 
 impl Class {
     /// Every class, in order.
-    pub const ALL: [Class; 13] = [
+    pub const ALL: [Class; 15] = [
         Class::Credentials,
         Class::Git,
         Class::Project,
@@ -59,10 +67,12 @@ impl Class {
         Class::BuildOutput,
         Class::InProject,
         Class::Temp,
+        Class::Cache,
         Class::Home,
         Class::InHome,
         Class::Root,
         Class::System,
+        Class::InSystem,
         Class::Outside,
         Class::Unknown,
     ];
@@ -77,10 +87,12 @@ impl Class {
             Class::BuildOutput => "build-output",
             Class::InProject => "in-project",
             Class::Temp => "temp",
+            Class::Cache => "cache",
             Class::Home => "home",
             Class::InHome => "in-home",
             Class::Root => "root",
             Class::System => "system",
+            Class::InSystem => "in-system",
             Class::Outside => "outside",
             Class::Unknown => "unknown",
         }
@@ -101,10 +113,12 @@ impl Class {
             Class::BuildOutput => "build output inside the project",
             Class::InProject => "inside the project",
             Class::Temp => "inside a temporary folder",
+            Class::Cache => "a cache or build output outside the project",
             Class::Home => "a home folder",
             Class::InHome => "inside a home folder, outside the project",
             Class::Root => "the filesystem root",
-            Class::System => "a system folder",
+            Class::System => "a top-level system folder",
+            Class::InSystem => "inside a system folder",
             Class::Outside => "outside the project, the home and the system folders",
             Class::Unknown => "known only when the command runs",
         }
@@ -134,6 +148,12 @@ pub struct Places {
 const SOME_HOME: &str = "/home/~";
 /// A working folder that is not known.
 const SOME_CWD: &str = "/\u{0}cwd";
+/// A build's output folder named by a variable (`$BUILD_DIR`, `${OUT_DIR}`).
+const SOME_BUILD: &str = "/\u{0}build";
+/// What a component that stands for every entry of its folder becomes while a path is read.
+const EVERYTHING: &str = "\u{1}";
+/// What a component that stands for some entry of its folder becomes.
+const SOME: &str = "\u{2}";
 
 /// The folders at the filesystem's root that the system owns (and what is in them); `/tmp`
 /// and `/var/tmp` are system folders themselves, their entries [`Class::Temp`].
@@ -177,6 +197,9 @@ const TEMP: &[&str] =
 
 /// The folders whose entries are homes (`/home/<user>`); `/root` is one itself.
 const HOMES: &[&str] = &["/home", "/Users", "/var/home"];
+
+/// System folders a package manager fills again.
+const CACHES: &[&str] = &["/var/cache", "/var/lib/apt/lists", "/Library/Caches"];
 
 /// Folder names a build or a tool makes again: removing them loses nothing.
 const BUILD_OUTPUT: &[&str] = &[
@@ -222,7 +245,33 @@ const BUILD_OUTPUT: &[&str] = &[
     ".serverless",
     ".dart_tool",
     "DerivedData",
+    "vendor",
+    // Package managers' caches.
+    ".npm",
+    "_cacache",
+    ".pnpm-store",
+    ".yarn",
+    ".bun",
+    ".m2",
+    ".ivy2",
+    ".nuget",
+    ".pub-cache",
+    ".cocoapods",
+    // Lockfiles: the package manager writes them again.
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "Cargo.lock",
+    "poetry.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "uv.lock",
 ];
+
+/// Endings of what a build or a run writes beside the sources (`*.egg-info`, `*.pyc`).
+const BUILT_ENDINGS: &[&str] =
+    &[".egg-info", ".pyc", ".pyo", ".o", ".class", ".log", ".tsbuildinfo"];
 
 /// Names that are secrets wherever they are (a component, ASCII case ignored).
 const CREDENTIAL_NAMES: &[&str] = &[
@@ -298,6 +347,20 @@ impl Places {
         }
     }
 
+    /// The places after `cd dir` (`None`: `cd` alone, to the home): the working folder moves,
+    /// or becomes unknown when `dir` is (`cd -`, `cd "$(mktemp -d)"`).
+    pub fn cd(&self, dir: Option<&str>) -> Places {
+        let cwd = match dir {
+            None => Some(self.home.clone().unwrap_or_else(|| SOME_HOME.to_owned())),
+            Some("-") => Some(SOME_CWD.to_owned()),
+            Some(dir) => match self.resolve(dir) {
+                Some(Resolved { path, part: Part::Itself, .. }) => Some(path),
+                _ => Some(SOME_CWD.to_owned()),
+            },
+        };
+        Places { cwd, ..self.clone() }
+    }
+
     /// `word` (as the program receives it, unquoted) as a path; `None` when it is known only at
     /// run time from its start (another variable, a command's output).
     pub fn resolve(&self, word: &str) -> Option<Resolved> {
@@ -315,13 +378,23 @@ impl Places {
                 format!("{cwd}/{rest}")
             }
         };
-        // The known part: up to the first component that is a glob or known only at run time.
-        let components: Vec<&str> = joined.split('/').collect();
-        let (known, part) = match components.iter().position(|c| is_open(c)) {
-            None => (joined.clone(), Part::Itself),
+        // Each component that is a glob or known only at run time stands for one entry (a `..`
+        // after it climbs back over it): the known part is up to the first that remains.
+        let marked: Vec<&str> = joined
+            .split('/')
+            .map(|c| match c {
+                _ if !is_open(c) => c,
+                _ if is_everything(c) => EVERYTHING,
+                _ => SOME,
+            })
+            .collect();
+        let normalized = normalize(&marked.join("/"));
+        let components: Vec<&str> = normalized.split('/').collect();
+        let (known, part) = match components.iter().position(|c| *c == EVERYTHING || *c == SOME) {
+            None => (normalized.clone(), Part::Itself),
             Some(at) => {
-                let last = components[at + 1..].iter().all(|c| c.is_empty() || *c == ".");
-                let part = if last && is_everything(components[at]) {
+                let last = at + 1 == components.len();
+                let part = if last && components[at] == EVERYTHING {
                     Part::Everything
                 } else {
                     Part::Some
@@ -329,7 +402,7 @@ impl Places {
                 (components[..at].join("/"), part)
             }
         };
-        let path = normalize(if known.is_empty() { "/" } else { &known });
+        let path = if known.is_empty() { "/".to_owned() } else { known };
         // The word's own names (not those of the folder it is relative to), as they resolve.
         let names = normalize(&rest)
             .split('/')
@@ -386,7 +459,24 @@ impl Places {
             "PWD" => cwd,
             "TMPDIR" | "TMP" | "TEMP" => tmp,
             "CLAUDE_PROJECT_DIR" => self.root.as_deref()?,
-            _ => return None,
+            // Another variable: what its name says it holds, when it says (`$tmpdir`,
+            // `${BUILD_DIR:?}`, `$OUT_DIR`), one entry of that place.
+            _ => {
+                let says = |words: &[&str]| {
+                    name.split('_').any(|w| words.iter().any(|x| w.eq_ignore_ascii_case(x)))
+                };
+                let place = if says(&["tmp", "temp", "tmpdir", "tempdir", "scratch"]) {
+                    tmp
+                } else if says(&["build", "dist", "out", "output", "cache", "artifacts"]) {
+                    SOME_BUILD
+                } else {
+                    return None;
+                };
+                if !(rest.is_empty() || rest.starts_with(['/', '\\'])) {
+                    return None;
+                }
+                return Some((Some(format!("{place}/*?")), rest.trim_start_matches(['/', '\\'])));
+            }
         };
         // `$HOMEx` is another variable; `$HOME/x` and `$HOME` are the home.
         if !(rest.is_empty() || rest.starts_with(['/', '\\'])) {
@@ -421,11 +511,16 @@ impl Places {
             *root != "/" && !home.is_some_and(|home| home == *root || is_inside(home, root))
         });
         if let Some(root) = root {
+            let built = names.last().is_some_and(|n| BUILT_ENDINGS.iter().any(|e| n.ends_with(e)));
             if path == root {
-                return if part == Part::Some { Class::InProject } else { Class::Project };
+                return match part {
+                    Part::Some if built => Class::BuildOutput,
+                    Part::Some => Class::InProject,
+                    Part::Itself | Part::Everything => Class::Project,
+                };
             }
             if let Some(inner) = inside(path, root) {
-                let build = inner.split('/').any(|c| BUILD_OUTPUT.contains(&c));
+                let build = built || inner.split('/').any(|c| BUILD_OUTPUT.contains(&c));
                 return if build { Class::BuildOutput } else { Class::InProject };
             }
         }
@@ -445,10 +540,17 @@ impl Places {
             return Class::AboveProject;
         }
         let temp = TEMP.iter().copied().chain(self.tmp.as_deref()).any(|t| {
-            inside(path, t).is_some() || (path == t.trim_end_matches('/') && part == Part::Some)
+            inside(path, t).is_some() || (path == t.trim_end_matches('/') && part != Part::Itself)
         });
         if temp {
             return Class::Temp;
+        }
+        // What a tool makes again, below the first folder (`/tmp`, `/build` are not caches).
+        let regenerable =
+            path.split('/').skip(2).any(|c| BUILD_OUTPUT.contains(&c) || c == "Caches")
+                || CACHES.iter().any(|c| path == *c || inside(path, c).is_some());
+        if regenerable {
+            return Class::Cache;
         }
         let mut folder = path;
         while let Some((parent, _)) = folder.rsplit_once('/') {
@@ -460,26 +562,28 @@ impl Places {
             }
             folder = parent;
         }
-        let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
-        if is_system_path(path) || SYSTEM.iter().any(|s| s.eq_ignore_ascii_case(first)) {
-            return Class::System;
+        // `C:/Windows` as `/Windows`; a drive's root is the root.
+        let on_drive = path.len() >= 2
+            && path.as_bytes()[0].is_ascii_alphabetic()
+            && path.as_bytes()[1] == b':';
+        let rest = if on_drive { &path[2..] } else { path };
+        let mut components = rest.trim_start_matches('/').split('/');
+        let first = components.next().unwrap_or("");
+        let deeper = components.next().is_some();
+        if first.is_empty() {
+            return if part == Part::Some { Class::System } else { Class::Root };
+        }
+        if SYSTEM.iter().any(|s| s.eq_ignore_ascii_case(first)) {
+            return if deeper || part == Part::Some { Class::InSystem } else { Class::System };
         }
         if path.starts_with(SOME_CWD) {
             return Class::Unknown;
         }
+        if path.starts_with(SOME_BUILD) {
+            return Class::BuildOutput;
+        }
         Class::Outside
     }
-}
-
-/// Whether a drive's path is a system one (`C:/Windows`, `C:/Program Files`).
-fn is_system_path(path: &str) -> bool {
-    let bytes = path.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-        let rest = path[2..].trim_start_matches('/');
-        let first = rest.split('/').next().unwrap_or("");
-        return first.is_empty() || SYSTEM.iter().any(|s| s.eq_ignore_ascii_case(first));
-    }
-    false
 }
 
 /// Whether a component is a secret's name (ASCII lowercase).
@@ -597,23 +701,33 @@ mod tests {
                 ("/.", Class::Root),
                 ("/$DIR", Class::System),
                 ("/etc", Class::System),
-                ("/etc/nginx/", Class::System),
-                ("/var/log", Class::System),
-                ("/usr/lib", Class::System),
-                ("/Library/Caches", Class::System),
+                ("/etc/*", Class::System),
+                ("/usr/*", Class::System),
+                ("/etc/nginx/", Class::InSystem),
+                ("/var/log", Class::InSystem),
+                ("/usr/lib", Class::InSystem),
+                ("/usr/$LIB", Class::InSystem),
+                ("/usr/local/go", Class::InSystem),
+                ("/Library/Caches", Class::Cache),
+                ("/var/cache/apt", Class::Cache),
+                ("/var/lib/apt/lists/*", Class::Cache),
                 ("/tmp", Class::System),
-                ("/tmp/*", Class::System),
+                ("/tmp/*", Class::Temp),
                 ("/tmp/build-123", Class::Temp),
                 ("/tmp/$RUN", Class::Temp),
                 ("/tmp/*.log", Class::Temp),
                 ("/var/tmp/x", Class::Temp),
                 ("/tmp/../etc", Class::System),
+                ("/tmp/*/../../etc", Class::System),
+                ("/tmp/$X/../x", Class::Temp),
                 ("$TMPDIR/x", Class::Temp),
                 ("${TMPDIR:-/tmp}/x", Class::Temp),
                 ("$TMPDIR/../etc", Class::System),
                 ("/data/backups", Class::Outside),
                 ("/srv2/x", Class::Outside),
-                ("C:\\Windows\\System32", Class::System),
+                ("C:\\Windows", Class::System),
+                ("C:\\Windows\\System32", Class::InSystem),
+                ("C:/", Class::Root),
             ],
         );
     }
@@ -645,6 +759,10 @@ mod tests {
                 ("~/$DIR", Class::InHome),
                 ("~bob/notes", Class::InHome),
                 ("../other-project", Class::InHome),
+                ("../other-project/target", Class::Cache),
+                ("~/.cache/pip", Class::Cache),
+                ("/Users/bob/Library/Caches/pip", Class::Cache),
+                ("/home/alice/projects/demo/node_modules", Class::Cache),
             ],
         );
     }
@@ -705,10 +823,17 @@ mod tests {
                 ("target/../src", Class::InProject),
                 ("src", Class::InProject),
                 ("src/*.rs", Class::InProject),
+                ("*.egg-info", Class::BuildOutput),
+                ("app.log", Class::BuildOutput),
                 ("./$BUILD", Class::InProject),
                 ("$FOO", Class::Unknown),
                 ("$(mktemp -d)", Class::Unknown),
-                ("${BUILD_DIR}/x", Class::Unknown),
+                ("${BUILD_DIR}/x", Class::BuildOutput),
+                ("${BUILD_DIR:?}/*", Class::BuildOutput),
+                ("$OUT_DIR", Class::BuildOutput),
+                ("$tmpdir", Class::Temp),
+                ("${SCRATCH_DIR}/run", Class::Temp),
+                ("$ROUTE", Class::Unknown),
                 ("$HOMEBREW_PREFIX/x", Class::Unknown),
                 ("`which rm`", Class::Unknown),
             ],
@@ -726,6 +851,19 @@ mod tests {
                 ("../target", Class::BuildOutput),
             ],
         );
+    }
+
+    #[test]
+    fn cd_moves_the_working_folder() {
+        let places = at("/home/me/src/app", "/home/me/src/app");
+        assert_eq!(places.cd(Some("/tmp")).classify("x").0, Class::Temp);
+        assert_eq!(places.cd(Some("/")).classify("*").0, Class::Root);
+        assert_eq!(places.cd(Some("target")).classify("*").0, Class::BuildOutput);
+        assert_eq!(places.cd(Some("..")).classify("app").0, Class::Project);
+        assert_eq!(places.cd(None).classify("*").0, Class::Home);
+        assert_eq!(places.cd(Some("$(mktemp -d)")).classify("x").0, Class::Unknown);
+        assert_eq!(places.cd(Some("-")).classify("/etc").0, Class::System);
+        assert_eq!(places.cd(Some("-")).classify("x").0, Class::Unknown);
     }
 
     #[test]

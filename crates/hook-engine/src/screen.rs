@@ -91,6 +91,7 @@ impl<'e, 'a> Screen<'e, 'a> {
             bracket: Bracket::default(),
             used_percent: None,
             branch: None,
+            home: None,
             conversation: &[],
         };
         // What the hooks refuse to keep of a prompt (`Evaluation::refuses`), named by the

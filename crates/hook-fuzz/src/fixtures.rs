@@ -156,6 +156,7 @@ pub(crate) fn exercise(engine: &Engine<'_>) {
                 bracket,
                 used_percent: branch.map(|_| 73),
                 branch,
+                home: None,
                 conversation: &conversation,
             };
             let Ok(scan) = engine.scan(&facts, mode) else { continue };

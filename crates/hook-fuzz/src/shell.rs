@@ -5,7 +5,8 @@
 //! bit 1: the text is also read as an owned one, and the readings compared), then
 //! a `command` pattern from a small fixed vocabulary (byte 1: its `program`; byte 2: its
 //! `subcommand`; byte 3: which `flags`, a bit each; byte 4: which `args` globs, a bit each;
-//! byte 5: which `writes` globs, bits 0–3, and which `piped_from` globs, bits 4–7). The rest,
+//! byte 5: which `writes` globs, bits 0–3, and which `piped_from` globs, bits 4–7; byte 0, bits
+//! 2–7: which `targets` classes, a bit each). The rest,
 //! read as UTF-8 (lossily), is the command line. A seed is a command line behind its six header
 //! bytes (the first one `0`: POSIX; `1`: `PowerShell`).
 //!
@@ -29,6 +30,7 @@
 use std::convert::Infallible;
 
 use hook_engine::command::{Pattern, glob, problem};
+use hook_engine::paths::Places;
 use hook_engine::shell::{Command, Dialect, MAX_DEPTH, Parsed, parse, parse_the_long_way};
 
 use crate::Reached;
@@ -91,6 +93,18 @@ const WRITES: [&str; 4] = ["/etc/*", "~/.ssh/*", "*.log", "\\*"];
 /// Globs over the program piping into the command, a bit each of byte 5's high half.
 const PIPED_FROM: [&str; 4] = ["curl", "wget", "*", "c?t"];
 
+/// Classes of path, a bit each of byte 0's bits 2–7.
+const TARGETS: [&str; 6] =
+    ["system", "home", "in-home", "!build-output", "credentials", "above-project"];
+
+/// Where the commands' paths are placed.
+fn places() -> &'static Places {
+    static PLACES: std::sync::OnceLock<Places> = std::sync::OnceLock::new();
+    PLACES.get_or_init(|| {
+        Places::new(Some("/home/dev/app/src"), Some("/home/dev/app"), Some("/home/dev"), None)
+    })
+}
+
 /// Runs the target on `data`; `Evaluated` when the text has a command with a program (which
 /// the pattern was then matched against).
 ///
@@ -103,7 +117,13 @@ pub fn run(data: &[u8]) -> Reached {
     }
     let (header, rest) = data.split_at(HEADER);
     let dialect = if header[0] & 1 == 0 { Dialect::Posix } else { Dialect::PowerShell };
-    let pattern = pattern(&header[1..]);
+    let mut pattern = pattern(&header[1..]);
+    pattern.targets = TARGETS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| header[0] & (4 << i) != 0)
+        .map(|(_, t)| (*t).to_owned())
+        .collect();
     let _ = problem(&pattern);
     let text = String::from_utf8_lossy(rest);
 
@@ -160,6 +180,7 @@ pub fn pattern(choice: &[u8]) -> Pattern<String> {
         args: some(&ARGS, choice[3]),
         writes: some(&WRITES, choice[4] & 0xF),
         piped_from: some(&PIPED_FROM, choice[4] >> 4),
+        targets: Vec::new(),
     }
 }
 
@@ -231,7 +252,7 @@ fn display(command: &Command<'_>) {
 fn matches_twice(pattern: &Pattern<String>, command: &Command<'_>) {
     let counted = |pattern: &Pattern<String>| {
         let mut units = 0usize;
-        let answer = pattern.matches(command, &mut |n| {
+        let answer = pattern.matches(command, places(), &mut |n| {
             units = units.saturating_add(n);
             Ok::<(), Infallible>(())
         });
@@ -245,7 +266,7 @@ fn matches_twice(pattern: &Pattern<String>, command: &Command<'_>) {
     let (answer, units) = first;
     let budget = units / 2;
     let mut spent = 0usize;
-    let limited = pattern.matches(command, &mut |n| {
+    let limited = pattern.matches(command, places(), &mut |n| {
         spent = spent.saturating_add(n);
         if spent > budget { Err(spent) } else { Ok(()) }
     });

@@ -171,8 +171,13 @@ fn evaluate(
         } else {
             Vec::new()
         };
-    let around =
-        Surroundings { project_root, branch: branch.as_deref(), conversation: &conversation };
+    let home = std::env::var(hook_engine::layout::EnvVars::HOME).ok();
+    let around = Surroundings {
+        project_root,
+        branch: branch.as_deref(),
+        home: home.as_deref(),
+        conversation: &conversation,
+    };
     let plan = Plan::new(engine, input, payload, around, Mode::Answer)?;
     let transcript = Path::new(&input.common.transcript_path);
     let id = input.common.session_id.as_str();

@@ -152,6 +152,11 @@ static COMMAND: Table = Table {
             "Globs over the name of the program whose output the command reads through a pipe (`curl … | sh`): one must match.",
         ),
         key(
+            "targets",
+            Shape::Strings,
+            "Classes of path the operands after the subcommand must be: one operand of one of them (`system`, `home`, `in-home`, `above-project`, `project`, `in-project`, `build-output`, `git`, `credentials`, `temp`, `root`, `outside`, `unknown`); `!class` excludes. Paths are normalized (`~`, `$HOME`, `..`) before they are placed.",
+        ),
+        key(
             "writes",
             Shape::Strings,
             "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",

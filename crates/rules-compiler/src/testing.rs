@@ -194,8 +194,15 @@ fn run_test(
         &input,
         &payload,
         Surroundings {
-            project_root: Some(Path::new(&cwd)),
+            // The project is `TEST_CWD`, from it or a folder of it; elsewhere, the folder.
+            project_root: Some(Path::new(if Path::new(&cwd).starts_with(TEST_CWD) {
+                TEST_CWD
+            } else {
+                &cwd
+            })),
             branch: given.branch.as_deref(),
+            // Homes by their shape only: a test answers the same on every machine.
+            home: None,
             conversation: &given.conversation,
         },
         Mode::Explain,

@@ -200,7 +200,7 @@ pub mod rule {
 pub mod command {
     /// A new pattern starts: `[NEXT, n, 0]`, then its `n` entries, `[kind, offset, len]`: its
     /// programs, subcommand and writes first (what finds the commands it may match), then its
-    /// flags, args and pipes.
+    /// flags, args, pipes and targets.
     pub const NEXT: u32 = 0;
     /// A `program` glob.
     pub const PROGRAM: u32 = 1;
@@ -214,6 +214,8 @@ pub mod command {
     pub const WRITE: u32 = 5;
     /// A `piped_from` glob.
     pub const PIPED_FROM: u32 = 6;
+    /// A `targets` class of path.
+    pub const TARGET: u32 = 7;
 }
 
 /// Bits of [`rule::FLAGS`].

@@ -252,6 +252,7 @@ impl<'a> Engine<'a> {
                 command::FLAG => pattern.flags.push(self.str(effort, text)?),
                 command::ARG => pattern.args.push(self.str(effort, text)?),
                 command::PIPED_FROM => pattern.piped_from.push(self.str(effort, text)?),
+                command::TARGET => pattern.targets.push(self.str(effort, text)?),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }
@@ -379,8 +380,19 @@ impl<'a> Engine<'a> {
                             let (pattern, range) = &mut patterns[*p];
                             self.complete_pattern(effort, r, pattern, range.clone())?;
                         }
-                        if patterns[*p].0.matches_run(&command, &mut charge)? {
-                            let shown = command.command().to_string();
+                        let places = scan.places(facts);
+                        if patterns[*p].0.matches_run(&command, places, &mut charge)? {
+                            let mut shown = command.command().to_string();
+                            // What decided, when the pattern placed a path.
+                            if let Some((operand, class)) =
+                                patterns[*p].0.target(&command, places, &mut charge)?
+                            {
+                                let operand = if operand.is_empty() { "(none)" } else { operand };
+                                shown = format!(
+                                    "{shown}  [target `{operand}`: {class}, {}]",
+                                    class.describe()
+                                );
+                            }
                             effort.keep(shown.len())?;
                             return Ok(CommandMatch::Matched(shown));
                         }

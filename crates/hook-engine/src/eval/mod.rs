@@ -55,6 +55,9 @@ pub struct Facts<'p> {
     pub used_percent: Option<u8>,
     /// The project's current git branch, when some rule reads it and `HEAD` names one.
     pub branch: Option<&'p str>,
+    /// The user's home folder (`$HOME`): where `~` is, for a command's paths
+    /// ([`crate::paths`]). Without it, homes are known by their shape (`/home/<user>`).
+    pub home: Option<&'p str>,
     /// On `PreCompact`, the conversation about to be compacted (its newest messages, when some
     /// rule reads the event's text): part of the event's text, after `custom_instructions`.
     pub conversation: &'p [String],
@@ -113,12 +116,24 @@ struct Shared<'p> {
     issue: OnceCell<Option<String>>,
     /// The call's path as path rules see it ([`tool_path`]), made once per event.
     path: OnceCell<Option<String>>,
+    /// Where a command's paths are placed against, made once per event.
+    places: OnceCell<crate::paths::Places>,
 }
 
 impl Scan<'_> {
     /// The units of work spent so far (see [`Effort`]), and the allowance.
     pub fn effort(&self) -> (u64, u64) {
         (self.effort.spent(), self.effort.limit())
+    }
+
+    /// The folders a command's paths are placed against: the payload's `cwd`, the project's
+    /// root and the home.
+    fn places(&self, facts: &Facts<'_>) -> &crate::paths::Places {
+        self.shared.places.get_or_init(|| {
+            let cwd = facts.payload.get("cwd").and_then(Value::as_str);
+            let root = facts.project_root.and_then(Path::to_str);
+            crate::paths::Places::new(cwd, root, facts.home, None)
+        })
     }
 
     /// The call's path relative to the project ([`tool_path`]), normalized once for the

@@ -253,6 +253,18 @@ impl<'p> Command<'p> {
         (start..end).map(move |i| parsed.word(i))
     }
 
+    /// The commands read before it at its depth, the nearest first, as far back as the start
+    /// of its nesting (`cd /tmp && rm -rf x`: `cd /tmp` for `rm`).
+    pub fn before(&self) -> impl Iterator<Item = Command<'p>> + 'p {
+        let parsed = self.parsed;
+        let depth = self.raw.depth;
+        (0..self.index)
+            .rev()
+            .map(move |index| Command { parsed, raw: &parsed.commands[index], index })
+            .take_while(move |c| c.raw.depth >= depth)
+            .filter(move |c| c.raw.depth == depth)
+    }
+
     /// Its `i`th argument (0: the first after the program).
     pub fn arg(&self, i: usize) -> Option<&'p str> {
         let at = (self.raw.program as usize).checked_add(1)?.checked_add(i)?;

@@ -127,8 +127,10 @@ fn the_shell_target_matches_what_a_command_line_runs() {
         let dialect = if header[0] & 1 == 0 { Dialect::Posix } else { Dialect::PowerShell };
         let pattern = hook_fuzz::shell::pattern(&header[1..]);
         let parsed = parse(String::from_utf8_lossy(text), dialect);
-        let matched =
-            parsed.commands().any(|c| pattern.matches(&c, &mut |_| Ok::<(), ()>(())) == Ok(true));
+        let matched = parsed.commands().any(|c| {
+            pattern.matches(&c, &hook_engine::paths::Places::default(), &mut |_| Ok::<(), ()>(()))
+                == Ok(true)
+        });
         assert_eq!(matched, expected, "{seed}");
     }
 }

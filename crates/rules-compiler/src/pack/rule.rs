@@ -195,6 +195,7 @@ impl Reader<'_> {
                     args: list("args"),
                     writes: list("writes"),
                     piped_from: list("piped_from"),
+                    targets: list("targets"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

@@ -243,6 +243,7 @@ fn run_hooks(bytes: &[u8], payloads: &[(EventKind, Value)]) {
             bracket: Bracket::Moderate,
             used_percent: None,
             branch: None,
+            home: None,
             conversation: &[],
         };
         for mode in [Mode::Answer, Mode::Explain] {

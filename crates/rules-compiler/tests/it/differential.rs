@@ -129,6 +129,7 @@ fn fired(bytes: &AlignedBytes, kind: EventKind, payload: &Value) -> BTreeSet<usi
         bracket: hook_engine::Bracket::Fresh,
         used_percent: None,
         branch: None,
+        home: None,
         conversation: &[],
     };
     let evaluation = engine.evaluate(&facts, Mode::Answer).unwrap();
@@ -390,6 +391,7 @@ fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
             Vec::new()
         },
         piped_from: Vec::new(),
+        targets: Vec::new(),
     }
 }
 
@@ -448,6 +450,7 @@ fn the_program_index_finds_every_command_rule_that_fires() {
                 bracket: hook_engine::Bracket::Fresh,
                 used_percent: None,
                 branch: None,
+                home: None,
                 conversation: &[],
             };
             let ids = |mode| -> BTreeSet<String> {

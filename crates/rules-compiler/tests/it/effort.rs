@@ -124,6 +124,7 @@ fn evaluate(bytes: &[u8], kind: EventKind, mode: Mode) -> (Result<Evaluation, Ar
         bracket: hook_engine::Bracket::Fresh,
         used_percent: None,
         branch: None,
+        home: None,
         conversation: &[],
     };
     let scan = match engine.scan(&facts, mode) {
@@ -311,6 +312,7 @@ fn evaluate_payload(
         bracket: hook_engine::Bracket::Fresh,
         used_percent: None,
         branch: None,
+        home: None,
         conversation: &[],
     };
     let scan = engine.scan(&facts, Mode::Answer).unwrap();
