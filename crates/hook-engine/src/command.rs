@@ -20,6 +20,9 @@
 //!   (`curl … | sh`).
 //! - `writes`: globs over the files its output is redirected to (`> /etc/hosts`); one must
 //!   match. `program = "*"` also matches a redirection without a command (`> file`).
+//! - `calls`: functions of the command's inline code (`python -c`, `node -e`, a heredoc fed to
+//!   an interpreter) of which one must be called; `targets` then judges the paths the calls'
+//!   first arguments name ([`crate::code`]) instead of the operands.
 //! - `targets`: the operands after the subcommand read as paths and placed in a class
 //!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
 //!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
@@ -29,6 +32,7 @@
 //! `-D`. Globs know `*` (any text, `/` included) and `?` (one byte); `\*`, `\?` and `\\` are the
 //! character itself, and so is any other `\` (`C:\Windows`).
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use crate::paths::{Class, Places};
@@ -52,6 +56,9 @@ pub struct Pattern<S> {
     pub piped_from: Vec<S>,
     /// The classes of path its operands are ([`Class::name`]); `!class` excludes.
     pub targets: Vec<S>,
+    /// Functions of its inline code (`python -c`, a heredoc) whose calls name the paths
+    /// `targets` judges instead of the operands ([`crate::code`]): one must be called.
+    pub calls: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -164,7 +171,8 @@ impl<S: AsRef<str>> Pattern<S> {
         if !self.args_match(run, read, charge)? {
             return Ok(false);
         }
-        Ok(self.target(run, places, charge)?.is_some() || self.targets.is_empty())
+        let judged = !self.targets.is_empty() || !self.calls.is_empty();
+        Ok(!judged || self.target(run, places, charge)?.is_some())
     }
 
     /// Whether the operands (and what a heredoc feeds the command) match `args`.
@@ -198,10 +206,12 @@ impl<S: AsRef<str>> Pattern<S> {
         Ok(includes.is_empty())
     }
 
-    /// With `targets`, the operand that decides and its class: the first whose class is named
-    /// (and not excluded); with only `!` classes, `None` when an operand is of one of them and
-    /// else the first operand (or nothing, `Class::Unknown`, for a command without one).
-    /// Without `targets`, `None`.
+    /// With `targets` or `calls`, the path that decides and its class. The paths are the
+    /// operands after the subcommand (and, for a command fed by `xargs`, an unknown one), or
+    /// with `calls` the paths the calls of its inline code name ([`crate::code`]). With
+    /// `targets`, the first path whose class is named (and not excluded); with only `!`
+    /// classes, `None` when a path is of one of them and else the first path. With `calls` and
+    /// no `targets`, the first call's path. `None` without either, or with `calls` and no call.
     ///
     /// # Errors
     ///
@@ -211,8 +221,8 @@ impl<S: AsRef<str>> Pattern<S> {
         run: &Run<'c>,
         places: &Places,
         charge: &mut impl FnMut(usize) -> Result<(), E>,
-    ) -> Result<Option<(&'c str, Class)>, E> {
-        if self.targets.is_empty() {
+    ) -> Result<Option<(Cow<'c, str>, Class)>, E> {
+        if self.targets.is_empty() && self.calls.is_empty() {
             return Ok(None);
         }
         let named = |negated: bool| {
@@ -226,31 +236,67 @@ impl<S: AsRef<str>> Pattern<S> {
         let excludes: Vec<Class> = named(true).collect();
         let moved = moved(&run.command, places);
         let places = moved.as_ref().unwrap_or(places);
-        let read = run.read();
-        let words = self.subcommand.len().min(read.operands.len());
-        let operands = read.operands[words..].iter().filter_map(|&at| run.command.arg(at));
-        // `xargs rm -rf`, `parallel rm -rf`: more operands come from its input, unknown.
-        let fed = run
-            .command
-            .wrappers()
-            .any(|w| matches!(w.rsplit(['/', '\\']).next(), Some("xargs" | "parallel")));
+        let paths = self.paths(run, charge)?;
+        if !self.calls.is_empty() && paths.is_empty() {
+            return Ok(None);
+        }
         let mut first = None;
-        // `{}` is what `find -exec` or `xargs -I{}` puts there: the finding command's business.
-        let operands = operands.filter(|o| *o != "{}").map(|o| (o, false));
-        for (operand, from_input) in operands.chain(fed.then_some((FED, true))) {
+        for (path, from_input) in paths {
             // Placing a path reads it a few times (its variables, its components).
-            charge(4 * operand.len() + 16)?;
-            let class = if from_input { Class::Unknown } else { places.classify(operand).0 };
+            charge(4 * path.len() + 16)?;
+            let class = if from_input { Class::Unknown } else { places.classify(&path).0 };
             if excludes.contains(&class) {
                 if includes.is_empty() {
                     return Ok(None);
                 }
-            } else if includes.contains(&class) {
-                return Ok(Some((operand, class)));
+            } else if includes.contains(&class) || self.targets.is_empty() {
+                return Ok(Some((path, class)));
             }
-            first.get_or_insert((operand, class));
+            first.get_or_insert((path, class));
         }
-        Ok(if includes.is_empty() { Some(first.unwrap_or(("", Class::Unknown))) } else { None })
+        Ok(if includes.is_empty() {
+            Some(first.unwrap_or((Cow::Borrowed(""), Class::Unknown)))
+        } else {
+            None
+        })
+    }
+
+    /// The paths [`Pattern::target`] judges, each with whether it stands for what the command
+    /// is fed on its input.
+    fn paths<'c, E>(
+        &self,
+        run: &Run<'c>,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<Vec<(Cow<'c, str>, bool)>, E> {
+        let command = &run.command;
+        if !self.calls.is_empty() {
+            let names: Vec<&str> = self.calls.iter().map(AsRef::as_ref).collect();
+            let args: Vec<&str> = command.args().collect();
+            let inline = args
+                .windows(2)
+                .filter(|pair| crate::code::CODE_OPTIONS.contains(&pair[0]))
+                .map(|pair| pair[1]);
+            let mut found = Vec::new();
+            for code in inline.chain(command.stdin()) {
+                charge(code.len() * (1 + names.len()))?;
+                found.extend(crate::code::calls(code, &names).into_iter().map(|(_, w)| (w, false)));
+            }
+            return Ok(found);
+        }
+        let read = run.read();
+        let words = self.subcommand.len().min(read.operands.len());
+        let operands = read.operands[words..].iter().filter_map(|&at| command.arg(at));
+        // `{}` is what `find -exec` or `xargs -I{}` puts there: the finding command's business.
+        let mut found: Vec<(Cow<'c, str>, bool)> =
+            operands.filter(|o| *o != "{}").map(|o| (Cow::Borrowed(o), false)).collect();
+        // `xargs rm -rf`, `parallel rm -rf`: more operands come from its input, unknown.
+        let fed = command
+            .wrappers()
+            .any(|w| matches!(w.rsplit(['/', '\\']).next(), Some("xargs" | "parallel")));
+        if fed {
+            found.push((Cow::Borrowed(FED), true));
+        }
+        Ok(found)
     }
 }
 
@@ -659,6 +705,11 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
     if pattern.args.iter().any(|g| g.as_ref().is_empty() || g.as_ref() == "!") {
         return Some("an empty `args` glob matches nothing".to_owned());
     }
+    if pattern.calls.iter().any(|c| c.as_ref().trim_start_matches('.').is_empty()) {
+        return Some(
+            "`calls` names functions (`shutil.rmtree`, `.unlink`), not an empty one".to_owned(),
+        );
+    }
     for target in &pattern.targets {
         let target = target.as_ref();
         if Class::from_name(target.strip_prefix('!').unwrap_or(target)).is_none() {
@@ -712,6 +763,7 @@ mod tests {
             writes: Vec::new(),
             piped_from: Vec::new(),
             targets: Vec::new(),
+            calls: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ mod answer;
 pub mod artifact;
 pub mod bounded;
 pub mod call;
+pub mod code;
 pub mod codec;
 pub mod command;
 mod eval;

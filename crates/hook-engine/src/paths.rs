@@ -349,6 +349,7 @@ impl Places {
 
     /// The places after `cd dir` (`None`: `cd` alone, to the home): the working folder moves,
     /// or becomes unknown when `dir` is (`cd -`, `cd "$(mktemp -d)"`).
+    #[must_use]
     pub fn cd(&self, dir: Option<&str>) -> Places {
         let cwd = match dir {
             None => Some(self.home.clone().unwrap_or_else(|| SOME_HOME.to_owned())),
@@ -520,8 +521,8 @@ impl Places {
                 };
             }
             if let Some(inner) = inside(path, root) {
-                let build = built || inner.split('/').any(|c| BUILD_OUTPUT.contains(&c));
-                return if build { Class::BuildOutput } else { Class::InProject };
+                let in_build = built || inner.split('/').any(|c| BUILD_OUTPUT.contains(&c));
+                return if in_build { Class::BuildOutput } else { Class::InProject };
             }
         }
         let is_home = |p: &str| {

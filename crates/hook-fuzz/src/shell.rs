@@ -23,6 +23,8 @@
 //!   input;
 //! - matching a pattern returns, charges the same work and answers the same twice, and stops
 //!   with the charge's error when the work is over budget;
+//! - the text read as inline code (`hook_engine::code::calls`) gives paths that are placed
+//!   (`hook_engine::paths`) without a panic;
 //! - `glob` agrees with a plain dynamic-programming matcher; `*` matches anything; a text
 //!   matches itself with its `*`, `?` and `\` escaped (`\*`, `\?`, `\\`), and as it is when it has
 //!   none of them.
@@ -97,6 +99,9 @@ const PIPED_FROM: [&str; 4] = ["curl", "wget", "*", "c?t"];
 const TARGETS: [&str; 6] =
     ["system", "home", "in-home", "!build-output", "credentials", "above-project"];
 
+/// Functions whose calls the text is searched for, read as inline code.
+const CALLS: [&str; 5] = ["shutil.rmtree", "rmtree", ".unlink", "fs.rmSync", "unlink"];
+
 /// Where the commands' paths are placed.
 fn places() -> &'static Places {
     static PLACES: std::sync::OnceLock<Places> = std::sync::OnceLock::new();
@@ -127,6 +132,10 @@ pub fn run(data: &[u8]) -> Reached {
     let _ = problem(&pattern);
     let text = String::from_utf8_lossy(rest);
 
+    // The text as an interpreter's inline code: every call found names a path, placed.
+    for (_, word) in hook_engine::code::calls(&text, &CALLS) {
+        let _ = places().classify(&word);
+    }
     let parsed = parse(&*text, dialect);
     check_size(&text, &parsed);
     let long_way = parse_the_long_way(&text, dialect);
@@ -181,6 +190,7 @@ pub fn pattern(choice: &[u8]) -> Pattern<String> {
         writes: some(&WRITES, choice[4] & 0xF),
         piped_from: some(&PIPED_FROM, choice[4] >> 4),
         targets: Vec::new(),
+        calls: Vec::new(),
     }
 }
 

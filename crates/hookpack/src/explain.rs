@@ -150,7 +150,6 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
     };
     let project_root = layout.project.as_deref();
     let branch = project_root.and_then(hook_runtime::git::current_branch);
-    let home = std::env::var(hook_engine::layout::EnvVars::HOME).ok();
     let conversation = if kind == EventKind::PreCompact && settings.reads_conversation {
         transcript::conversation(Path::new(&input.common.transcript_path)).unwrap_or_default()
     } else {
@@ -163,7 +162,7 @@ pub(crate) fn explain(layout: &Layout, source: &Source) -> anyhow::Result<bool> 
         Surroundings {
             project_root,
             branch: branch.as_deref().filter(|_| settings.branch_events.contains(kind)),
-            home: home.as_deref(),
+            home: std::env::var(hook_engine::layout::EnvVars::HOME).ok().as_deref(),
             conversation: &conversation,
         },
         Mode::Explain,

@@ -157,6 +157,11 @@ static COMMAND: Table = Table {
             "Classes of path the operands after the subcommand must be: one operand of one of them (`system`, `home`, `in-home`, `above-project`, `project`, `in-project`, `build-output`, `git`, `credentials`, `temp`, `root`, `outside`, `unknown`); `!class` excludes. Paths are normalized (`~`, `$HOME`, `..`) before they are placed.",
         ),
         key(
+            "calls",
+            Shape::Strings,
+            "Functions of the command's inline code (`python -c`, `node -e`, `ruby -e`, `perl -e`, `php -r`, a heredoc fed to an interpreter), one of which must be called (`shutil.rmtree`, `fs.rmSync`, `.unlink` for a method); `targets` then judges the paths their first arguments name (a string, the home as the language spells it, a join) instead of the operands.",
+        ),
+        key(
             "writes",
             Shape::Strings,
             "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",

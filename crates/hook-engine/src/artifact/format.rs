@@ -216,6 +216,8 @@ pub mod command {
     pub const PIPED_FROM: u32 = 6;
     /// A `targets` class of path.
     pub const TARGET: u32 = 7;
+    /// A `calls` function name.
+    pub const CALL: u32 = 8;
 }
 
 /// Bits of [`rule::FLAGS`].

@@ -193,7 +193,11 @@ impl<'a> Engine<'a> {
                     command::PROGRAM => candidate.program.push(self.str(effort, text)?),
                     command::SUBCOMMAND => candidate.subcommand.push(self.str(effort, text)?),
                     command::WRITE => candidate.writes.push(self.str(effort, text)?),
-                    command::FLAG | command::ARG | command::PIPED_FROM => {
+                    command::FLAG
+                    | command::ARG
+                    | command::PIPED_FROM
+                    | command::TARGET
+                    | command::CALL => {
                         rest = at;
                         break;
                     }
@@ -253,6 +257,7 @@ impl<'a> Engine<'a> {
                 command::ARG => pattern.args.push(self.str(effort, text)?),
                 command::PIPED_FROM => pattern.piped_from.push(self.str(effort, text)?),
                 command::TARGET => pattern.targets.push(self.str(effort, text)?),
+                command::CALL => pattern.calls.push(self.str(effort, text)?),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }
@@ -382,17 +387,7 @@ impl<'a> Engine<'a> {
                         }
                         let places = scan.places(facts);
                         if patterns[*p].0.matches_run(&command, places, &mut charge)? {
-                            let mut shown = command.command().to_string();
-                            // What decided, when the pattern placed a path.
-                            if let Some((operand, class)) =
-                                patterns[*p].0.target(&command, places, &mut charge)?
-                            {
-                                let operand = if operand.is_empty() { "(none)" } else { operand };
-                                shown = format!(
-                                    "{shown}  [target `{operand}`: {class}, {}]",
-                                    class.describe()
-                                );
-                            }
+                            let shown = shown(&patterns[*p].0, &command, places, &mut charge)?;
                             effort.keep(shown.len())?;
                             return Ok(CommandMatch::Matched(shown));
                         }
@@ -475,3 +470,19 @@ pub(super) fn unreadable_command() -> Fired {
 
 /// The id of [`unreadable_command`]'s answer.
 const UNREADABLE_COMMAND: &str = "hookpack/unreadable-command";
+
+/// A matched command as `explain` shows it: read back, with the path that decided and its
+/// class when the pattern placed one (`rm -rf /tmp/../etc  [target ...: system, ...]`).
+fn shown<E>(
+    pattern: &Pattern<&str>,
+    command: &crate::command::Run<'_>,
+    places: &crate::paths::Places,
+    charge: &mut impl FnMut(usize) -> Result<(), E>,
+) -> Result<String, E> {
+    let mut shown = command.command().to_string();
+    if let Some((path, class)) = pattern.target(command, places, charge)? {
+        let path = if path.is_empty() { "(none)" } else { &path };
+        shown = format!("{shown}  [target `{path}`: {class}, {}]", class.describe());
+    }
+    Ok(shown)
+}

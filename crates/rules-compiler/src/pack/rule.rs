@@ -196,6 +196,7 @@ impl Reader<'_> {
                     writes: list("writes"),
                     piped_from: list("piped_from"),
                     targets: list("targets"),
+                    calls: list("calls"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {
