@@ -88,9 +88,8 @@ fn strings(code: &str) -> Vec<(usize, usize)> {
                 found.push((start, i + 1));
                 open = None;
             }
-            Some(_) => {}
             None if matches!(c, '\'' | '"' | '`') => open = Some((c, i)),
-            None => {}
+            Some(_) | None => {}
         }
     }
     if let Some((_, start)) = open {
