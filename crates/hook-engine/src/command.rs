@@ -10,7 +10,7 @@
 //!   (`"delete ns|namespace"`) and be a glob (`"delete-*"`). Values of the program's global options are skipped
 //!   (`git -C dir push`, `kubectl -n prod delete ns x`).
 //! - `flags`: each must be there (`"-r|-R|--recursive"`: any of these); `!` in front: none of
-//!   them may be. `-r` is also found among combined short flags (`-rf`); `--force` also as
+//!   them may be. `--` is there when the options are ended with it (`git checkout -- file`). `-r` is also found among combined short flags (`-rf`); `--force` also as
 //!   `--force=…`; `--request=DELETE` as `--request DELETE` too, and `-X=DELETE` as `-X DELETE`
 //!   or `-XDELETE` (the value is a glob).
 //! - `args`: globs over the operands after the subcommand and what a heredoc or here-string
@@ -162,7 +162,11 @@ impl<S: AsRef<str>> Pattern<S> {
                 None => (false, flag),
             };
             charge(options.iter().map(|o| o.len() + alternatives.len()).sum::<usize>())?;
-            let present = alternatives.split('|').any(|alt| has_flag(alt, options, read.valued));
+            // `--` stands for the end of the options being written (`git checkout -- file`).
+            let ended = read.options_end < command.args().len();
+            let present = alternatives
+                .split('|')
+                .any(|alt| if alt == "--" { ended } else { has_flag(alt, options, read.valued) });
             if present == negated {
                 return Ok(false);
             }
@@ -695,7 +699,7 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
         let alternatives = flag.strip_prefix('!').unwrap_or(flag);
         for alt in alternatives.split('|') {
             let name = alt.split_once('=').map_or(alt, |(name, _)| name);
-            if !name.starts_with('-') || name.len() < 2 || name == "--" {
+            if !name.starts_with('-') || name.len() < 2 {
                 return Some(format!(
                     "`flags` are options such as `-f`, `--force`, `--request=DELETE`, not `{alt}`"
                 ));
