@@ -5,7 +5,8 @@
 //! command = { program = "git", subcommand = "push", flags = ["--force|-f"] }
 //! ```
 //!
-//! - `program`: the program's name (its path's last part), a glob (`python*`); any of a list.
+//! - `program`: the program's name (its path's last part), a glob (`python*`); any of a list,
+//!   and none of its `!` entries (`["*", "!git|npm"]`).
 //! - `subcommand`: the first operands, in order (`"stash drop"`); a word may give alternatives
 //!   (`"delete ns|namespace"`) and be a glob (`"delete-*"`). Values of the program's global options are skipped
 //!   (`git -C dir push`, `kubectl -n prod delete ns x`).
@@ -73,7 +74,14 @@ impl<S: AsRef<str>> Pattern<S> {
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
         charge(name.len() * (1 + self.program.len()))?;
-        Ok(self.program.iter().any(|p| glob_any(p.as_ref(), name)))
+        let (mut included, mut excluded) = (false, false);
+        for program in &self.program {
+            match program.as_ref().strip_prefix('!') {
+                Some(names) => excluded |= glob_any(names, name),
+                None => included |= glob_any(program.as_ref(), name),
+            }
+        }
+        Ok(included && !excluded)
     }
 
     /// The plain words (no glob) its subcommand can begin with, when it begins with nothing
@@ -675,8 +683,8 @@ fn glob_any(alternatives: &str, text: &str) -> bool {
 
 /// Why `pattern` cannot match anything, for lint: `None` when it is fine.
 pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
-    if pattern.program.is_empty() {
-        return Some("`command` needs a `program`".to_owned());
+    if pattern.program.iter().all(|p| p.as_ref().starts_with('!')) {
+        return Some("`command` needs a `program` (not only `!` ones)".to_owned());
     }
     for program in &pattern.program {
         if program.as_ref().split('|').any(|p| p.is_empty() || p.contains('/')) {

@@ -6,6 +6,7 @@ pub(crate) const PACKS: &[(&str, &str)] = &[
     ("context", include_str!("../../../rules/context.toml")),
     ("guard-cloud", include_str!("../../../rules/guard-cloud.toml")),
     ("guard-containers", include_str!("../../../rules/guard-containers.toml")),
+    ("guard-generic", include_str!("../../../rules/guard-generic.toml")),
     ("guard-infrastructure", include_str!("../../../rules/guard-infrastructure.toml")),
     ("guard-kubernetes", include_str!("../../../rules/guard-kubernetes.toml")),
     ("guard-publishing", include_str!("../../../rules/guard-publishing.toml")),

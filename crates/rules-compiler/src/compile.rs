@@ -573,7 +573,9 @@ fn program_keys(r: &Rule) -> Option<ProgramKeys> {
             Some(words) => words.map(str::to_ascii_lowercase).collect(),
             None => vec![String::new()],
         };
-        for name in pattern.program.iter().flat_map(|p| p.split('|')) {
+        // A `!` entry only narrows what the others find.
+        let found = pattern.program.iter().filter(|p| !p.starts_with('!'));
+        for name in found.flat_map(|p| p.split('|')) {
             if name.is_empty() {
                 return None;
             }
