@@ -1,11 +1,12 @@
-//! `cargo xtask guard-corpus [--builtin PACK,PACK…] [--misses]`: how well the guards catch the
-//! destructive commands of `corpus/guard/` and leave the safe ones alone.
+//! `cargo xtask guard-corpus [--builtin PACK,PACK…] [--corpus DIR] [--misses]`: how well the
+//! guards catch the destructive commands of `corpus/guard/` (or of another folder of such files,
+//! a held-out set kept apart from those who write the rules) and leave the safe ones alone.
 //!
 //! Each line of `corpus/guard/<family>.jsonl` is `{"command": …, "destructive": bool}`. The
 //! builtin packs named (default `guard`) are compiled as a project would compile them, and each
 //! command is evaluated as a `Bash` `PreToolUse` call through the hooks' own evaluation; a deny
-//! or an ask counts as flagged. Prints recall and precision per family and overall; with
-//! `--misses`, the commands it got wrong.
+//! or an ask counts as flagged. Prints recall and precision per family and overall, and how many
+//! safe commands were denied (not only asked about); with `--misses`, the commands it got wrong.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,8 @@ struct Score {
     false_flags: usize,
     /// Safe and left alone.
     passed: usize,
+    /// Safe and denied: what a guard must never do.
+    denied: usize,
 }
 
 impl Score {
@@ -44,6 +47,7 @@ impl Score {
         self.missed += other.missed;
         self.false_flags += other.false_flags;
         self.passed += other.passed;
+        self.denied += other.denied;
     }
 
     #[allow(clippy::cast_precision_loss, reason = "counts of a few thousand")]
@@ -53,13 +57,14 @@ impl Score {
 
     fn line(&self, name: &str) -> String {
         format!(
-            "{name:<16} {:>5} {:>5} {:>5} {:>5}   {}   {}",
+            "{name:<16} {:>5} {:>5} {:>5} {:>5}   {}   {}   {:>6}",
             self.caught,
             self.missed,
             self.false_flags,
             self.passed,
             Score::ratio(self.caught, self.caught + self.missed),
             Score::ratio(self.caught, self.caught + self.false_flags),
+            self.denied,
         )
     }
 }
@@ -67,6 +72,7 @@ impl Score {
 pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     let mut builtin = vec!["guard".to_owned()];
     let mut misses = false;
+    let mut corpus = root().join("corpus/guard");
     let mut rest = args.iter();
     while let Some(&arg) = rest.next() {
         match arg {
@@ -75,6 +81,10 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
                 builtin = list.split(',').map(str::to_owned).collect();
             }
             "--misses" => misses = true,
+            "--corpus" => {
+                let Some(dir) = rest.next() else { bail!("--corpus needs a folder") };
+                corpus = PathBuf::from(dir);
+            }
             other => bail!("unknown argument `{other}`"),
         }
     }
@@ -98,18 +108,22 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
 
     println!("builtin = {builtin:?}: {} rules\n", rules.len());
     println!(
-        "{:<16} {:>5} {:>5} {:>5} {:>5}   recall  precision",
+        "{:<16} {:>5} {:>5} {:>5} {:>5}   recall  precision  denied",
         "family", "TP", "FN", "FP", "TN"
     );
     let mut total = Score::default();
     let mut wrong = Vec::new();
-    for (family, path) in families(&root().join("corpus/guard"))? {
+    for (family, path) in families(&corpus)? {
         let mut score = Score::default();
         let text = std::fs::read_to_string(&path)?;
         for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let entry: Entry = serde_json::from_str(line)
                 .with_context(|| format!("{}:{}", path.display(), n + 1))?;
-            let flagged = flagged(&engine, &project, &entry.command)?;
+            let decision = decision(&engine, &project, &entry.command)?;
+            let flagged = matches!(decision, Some(Decision::Deny | Decision::Ask));
+            if !entry.destructive && decision == Some(Decision::Deny) {
+                score.denied += 1;
+            }
             match (entry.destructive, flagged) {
                 (true, true) => score.caught += 1,
                 (true, false) => score.missed += 1,
@@ -148,8 +162,12 @@ fn families(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
     Ok(found)
 }
 
-/// Whether the guards deny or ask for `command` run by the Bash tool.
-fn flagged(engine: &Engine<'_>, project: &Path, command: &str) -> anyhow::Result<bool> {
+/// What the guards decide for `command` run by the Bash tool.
+fn decision(
+    engine: &Engine<'_>,
+    project: &Path,
+    command: &str,
+) -> anyhow::Result<Option<Decision>> {
     let payload = json!({
         "hook_event_name": "PreToolUse",
         "session_id": "guard-corpus",
@@ -175,5 +193,5 @@ fn flagged(engine: &Engine<'_>, project: &Path, command: &str) -> anyhow::Result
     let evaluation =
         engine.evaluate(&facts, Mode::Answer).map_err(|e| anyhow::anyhow!("{command}: {e}"))?;
     let response = hook_engine::respond(EventKind::PreToolUse, &evaluation, None);
-    Ok(matches!(response.decision, Some(Decision::Deny | Decision::Ask)))
+    Ok(response.decision)
 }

@@ -11,7 +11,7 @@
 //!   event's name) and the schemas, installed for a user (default `~/.local`);
 //! - `fuzz [TARGET] [--seconds N] [--jobs N]`: libFuzzer on stable, each target (or one) for N seconds;
 //! - `e2e [SCENARIO…]`: the scenarios of `e2e/scenarios/` under the real Claude Code;
-//! - `guard-corpus [--builtin PACKS] [--misses]`: the guards' recall and precision on
+//! - `guard-corpus [--builtin PACKS] [--corpus DIR] [--misses]`: the guards' recall and precision on
 //!   `corpus/guard/`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "xtask reports to the developer")]
 
@@ -55,8 +55,9 @@ commands:
                       once (--jobs, libFuzzer's -jobs); fails if one finds an input
   e2e [SCENARIO...]   install the pinned Claude Code and run e2e/scenarios/ (or those named)
                       against a scripted model
-  guard-corpus [--builtin PACK,PACK...] [--misses]
-                      the guards' recall and precision on corpus/guard/, by family
+  guard-corpus [--builtin PACK,PACK...] [--corpus DIR] [--misses]
+                      the guards' recall and precision on corpus/guard/ (or DIR), by family,
+                      and the safe commands denied
 ";
 
 fn main() -> ExitCode {
