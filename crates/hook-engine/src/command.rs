@@ -24,6 +24,9 @@
 //! - `calls`: functions of the command's inline code (`python -c`, `node -e`, a heredoc fed to
 //!   an interpreter) of which one must be called; `targets` then judges the paths the calls'
 //!   first arguments name ([`crate::code`]) instead of the operands.
+//! - `sql`: what the SQL in the command's arguments or heredoc (or, with `calls`, in the calls'
+//!   first arguments) does ([`crate::sql`]): `drop`, `truncate`, `delete-all`, `update-all`,
+//!   `drop-column`; one must be done, strings and rolled-back transactions aside.
 //! - `targets`: the operands after the subcommand read as paths and placed in a class
 //!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
 //!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
@@ -60,6 +63,9 @@ pub struct Pattern<S> {
     /// Functions of its inline code (`python -c`, a heredoc) whose calls name the paths
     /// `targets` judges instead of the operands ([`crate::code`]): one must be called.
     pub calls: Vec<S>,
+    /// What its SQL must do ([`crate::sql::Effect`] names): the SQL in its arguments and what a
+    /// heredoc feeds it, or with `calls` the calls' first arguments.
+    pub sql: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -183,8 +189,56 @@ impl<S: AsRef<str>> Pattern<S> {
         if !self.args_match(run, read, charge)? {
             return Ok(false);
         }
-        let judged = !self.targets.is_empty() || !self.calls.is_empty();
+        if !self.sql.is_empty() && self.sql_effect(run, charge)?.is_none() {
+            return Ok(false);
+        }
+        let judged = !self.targets.is_empty() || (!self.calls.is_empty() && self.sql.is_empty());
         Ok(!judged || self.target(run, places, charge)?.is_some())
+    }
+
+    /// With `sql`, the first effect named that the command's SQL has (its arguments, an
+    /// option's attached value, what a heredoc feeds it; with `calls`, the calls' first
+    /// arguments).
+    ///
+    /// # Errors
+    ///
+    /// What `charge` returns.
+    pub fn sql_effect<E>(
+        &self,
+        run: &Run<'_>,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<Option<crate::sql::Effect>, E> {
+        let wanted: Vec<crate::sql::Effect> =
+            self.sql.iter().filter_map(|s| crate::sql::Effect::from_name(s.as_ref())).collect();
+        if wanted.is_empty() {
+            return Ok(None);
+        }
+        let command = &run.command;
+        let texts: Vec<Cow<'_, str>> = if self.calls.is_empty() {
+            // An option's attached value (`--execute=…`, `-e…`), or the argument.
+            fn value(arg: &str) -> &str {
+                match arg.split_once('=') {
+                    Some((name, value)) if name.starts_with('-') => value,
+                    _ if arg.len() > 2 && arg.starts_with('-') && !arg.starts_with("--") => {
+                        arg.get(2..).unwrap_or(arg)
+                    }
+                    _ => arg,
+                }
+            }
+            let args = command.args().map(|a| Cow::Borrowed(value(a)));
+            args.chain(command.stdin().map(Cow::Borrowed)).collect()
+        } else {
+            self.paths(run, charge)?.into_iter().map(|(text, _)| text).collect()
+        };
+        for text in texts {
+            charge(2 * text.len() + 1)?;
+            if let Some(effect) =
+                crate::sql::effects(&text).into_iter().find(|e| wanted.contains(e))
+            {
+                return Ok(Some(effect));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether the operands (and what a heredoc feeds the command) match `args`.
@@ -722,6 +776,16 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
             "`calls` names functions (`shutil.rmtree`, `.unlink`), not an empty one".to_owned(),
         );
     }
+    for effect in &pattern.sql {
+        if crate::sql::Effect::from_name(effect.as_ref()).is_none() {
+            let known: Vec<&str> = crate::sql::Effect::ALL.iter().map(|e| e.name()).collect();
+            return Some(format!(
+                "`sql` names what SQL does ({}), not `{}`",
+                known.join(", "),
+                effect.as_ref()
+            ));
+        }
+    }
     for target in &pattern.targets {
         let target = target.as_ref();
         if Class::from_name(target.strip_prefix('!').unwrap_or(target)).is_none() {
@@ -776,6 +840,7 @@ mod tests {
             piped_from: Vec::new(),
             targets: Vec::new(),
             calls: Vec::new(),
+            sql: Vec::new(),
         }
     }
 

@@ -21,6 +21,7 @@ pub mod screen;
 mod session;
 pub mod shell;
 pub mod signal;
+pub mod sql;
 pub mod template;
 pub mod text;
 

@@ -24,7 +24,7 @@
 //! - matching a pattern returns, charges the same work and answers the same twice, and stops
 //!   with the charge's error when the work is over budget;
 //! - the text read as inline code (`hook_engine::code::calls`) gives paths that are placed
-//!   (`hook_engine::paths`) without a panic;
+//!   (`hook_engine::paths`) without a panic, and read as SQL (`hook_engine::sql`) it returns;
 //! - `glob` agrees with a plain dynamic-programming matcher; `*` matches anything; a text
 //!   matches itself with its `*`, `?` and `\` escaped (`\*`, `\?`, `\\`), and as it is when it has
 //!   none of them.
@@ -136,6 +136,8 @@ pub fn run(data: &[u8]) -> Reached {
     for (_, word) in hook_engine::code::calls(&text, &CALLS) {
         let _ = places().classify(&word);
     }
+    // The text as SQL: read to its end, whatever it holds.
+    let _ = hook_engine::sql::effects(&text);
     let parsed = parse(&*text, dialect);
     check_size(&text, &parsed);
     let long_way = parse_the_long_way(&text, dialect);
@@ -191,6 +193,7 @@ pub fn pattern(choice: &[u8]) -> Pattern<String> {
         piped_from: some(&PIPED_FROM, choice[4] >> 4),
         targets: Vec::new(),
         calls: Vec::new(),
+        sql: Vec::new(),
     }
 }
 

@@ -162,6 +162,11 @@ static COMMAND: Table = Table {
             "Functions of the command's inline code (`python -c`, `node -e`, `ruby -e`, `perl -e`, `php -r`, a heredoc fed to an interpreter), one of which must be called (`shutil.rmtree`, `fs.rmSync`, `.unlink` for a method); `targets` then judges the paths their first arguments name (a string, the home as the language spells it, a join) instead of the operands.",
         ),
         key(
+            "sql",
+            Shape::Strings,
+            "What the SQL in the command's arguments or heredoc (or, with `calls`, in the calls' first arguments) must do: `drop` (DROP TABLE/DATABASE/SCHEMA/KEYSPACE), `truncate`, `delete-all` and `update-all` (no WHERE, or one that holds for every row), `drop-column`. Text in strings and comments, and transactions rolled back, do nothing.",
+        ),
+        key(
             "writes",
             Shape::Strings,
             "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",

@@ -218,6 +218,8 @@ pub mod command {
     pub const TARGET: u32 = 7;
     /// A `calls` function name.
     pub const CALL: u32 = 8;
+    /// An `sql` effect.
+    pub const SQL: u32 = 9;
 }
 
 /// Bits of [`rule::FLAGS`].

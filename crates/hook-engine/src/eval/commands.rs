@@ -197,7 +197,8 @@ impl<'a> Engine<'a> {
                     | command::ARG
                     | command::PIPED_FROM
                     | command::TARGET
-                    | command::CALL => {
+                    | command::CALL
+                    | command::SQL => {
                         rest = at;
                         break;
                     }
@@ -258,6 +259,7 @@ impl<'a> Engine<'a> {
                 command::PIPED_FROM => pattern.piped_from.push(self.str(effort, text)?),
                 command::TARGET => pattern.targets.push(self.str(effort, text)?),
                 command::CALL => pattern.calls.push(self.str(effort, text)?),
+                command::SQL => pattern.sql.push(self.str(effort, text)?),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }

@@ -197,6 +197,7 @@ impl Reader<'_> {
                     piped_from: list("piped_from"),
                     targets: list("targets"),
                     calls: list("calls"),
+                    sql: list("sql"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

@@ -393,6 +393,7 @@ fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
         piped_from: Vec::new(),
         targets: Vec::new(),
         calls: Vec::new(),
+        sql: Vec::new(),
     }
 }
 
