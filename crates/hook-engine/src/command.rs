@@ -352,13 +352,22 @@ impl<S: AsRef<str>> Pattern<S> {
         let read = run.read();
         let words = self.subcommand.len().min(read.operands.len());
         let operands = read.operands[words..].iter().filter_map(|&at| command.arg(at));
-        // `{}` is what `find -exec` or `xargs -I{}` puts there: the finding command's business.
-        let mut found: Vec<(Cow<'c, str>, bool)> =
-            operands.filter(|o| *o != "{}").map(|o| (Cow::Borrowed(o), false)).collect();
+        // `{}` is what `find -exec` or `xargs -I{}` puts there: the finding command's business;
+        // `:::` is where `parallel`'s own arguments begin.
+        let mut listed = false;
+        let mut found: Vec<(Cow<'c, str>, bool)> = operands
+            .filter(|o| {
+                let separator = matches!(*o, ":::" | "::::" | ":::+" | "::::+");
+                listed |= separator;
+                *o != "{}" && !separator
+            })
+            .map(|o| (Cow::Borrowed(o), false))
+            .collect();
         // `xargs rm -rf`, `parallel rm -rf`: more operands come from its input, unknown.
-        let fed = command
-            .wrappers()
-            .any(|w| matches!(w.rsplit(['/', '\\']).next(), Some("xargs" | "parallel")));
+        let fed = !listed
+            && command
+                .wrappers()
+                .any(|w| matches!(w.rsplit(['/', '\\']).next(), Some("xargs" | "parallel")));
         if fed {
             found.push((Cow::Borrowed(FED), true));
         }

@@ -72,6 +72,28 @@ pub(super) const WRAPPERS: &[Wrapper] = &[
     wrapper("nice", &["-n", "--adjustment"]),
     wrapper("nohup", &[]),
     wrapper("npx", &["-p", "--package", "--node-options", "--registry"]),
+    wrapper(
+        "parallel",
+        &[
+            "-j",
+            "--jobs",
+            "-S",
+            "--sshlogin",
+            "--joblog",
+            "-a",
+            "--arg-file",
+            "--delay",
+            "--timeout",
+            "--results",
+            "--tmpdir",
+            "--workdir",
+            "--colsep",
+            "-N",
+            "-n",
+            "--max-args",
+            "-P",
+        ],
+    ),
     wrapper("pkexec", &["--user"]),
     wrapper("pnpx", &["-p", "--package"]),
     wrapper("run0", &["-u", "--user"]),
@@ -242,6 +264,8 @@ pub(super) const INLINE_NAMES: &[&str] = &[
     "fish",
     "busybox-sh",
     "find",
+    "git",
+    "script",
 ];
 
 /// The ends of [`INLINE_NAMES`], and of every name from `python` up to 16 bytes long.

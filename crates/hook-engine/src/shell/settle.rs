@@ -161,7 +161,7 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
             .unwrap_or(words.end);
         return (start < end).then_some(Inline::Argv(start..end));
     }
-    None
+    runs_for_each(parsed, name, rest, words.end)
 }
 
 /// Where the program of a command of `words` is: past reserved words, assignments and wrappers
@@ -459,4 +459,41 @@ fn string_literal(bytes: &[u8], at: usize) -> (String, usize) {
         }
     }
     (String::from_utf8_lossy(&out).into_owned(), j)
+}
+
+/// What `git submodule foreach` and `script -c` have a shell run (the readers of `settle` that
+/// are not shells, interpreters or runners): the words after `foreach` (its options past), or
+/// `script`'s `-c` value. `rest` are the words after the program, up to `end`.
+fn runs_for_each(parsed: &Parsed, name: &str, rest: Range<usize>, end: usize) -> Option<Inline> {
+    if name == "git" {
+        // `git submodule foreach [--recursive] CMD…`: a shell runs CMD in every submodule.
+        let submodule = rest.clone().position(|j| parsed.word(j) == "submodule")?;
+        let mut j = rest.start + submodule + 1;
+        while j < end && parsed.word(j).starts_with('-') {
+            j += 1;
+        }
+        if j >= end || parsed.word(j) != "foreach" {
+            return None;
+        }
+        j += 1;
+        while j < end && parsed.word(j).starts_with('-') {
+            j += 1;
+        }
+        return (j < end).then_some(Inline::Words(j..end));
+    }
+    if name == "script" {
+        // `script -c CMD`, `script -qc CMD file`, `script --command=CMD`: a shell runs CMD.
+        for j in rest.clone() {
+            let word = parsed.word(j);
+            if let Some(command) = word.strip_prefix("--command=") {
+                return Some(Inline::Text(command.to_owned()));
+            }
+            let short = word.len() > 1 && word.starts_with('-') && !word.starts_with("--");
+            if word == "--command" || (short && word[1..].contains('c')) {
+                return (j + 1 < end).then_some(Inline::Word(j + 1));
+            }
+        }
+        return None;
+    }
+    None
 }
