@@ -238,7 +238,8 @@ impl<'a> Engine<'a> {
         Ok(found)
     }
 
-    /// Reads the rest of a `command` pattern (its flags, args and pipes) from the entries
+    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls and sql)
+    /// from the entries
     /// `range` of rule `r`'s list.
     fn complete_pattern(
         &self,
