@@ -239,8 +239,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls and sql)
-    /// from the entries
-    /// `range` of rule `r`'s list.
+    /// from the entries `range` of rule `r`'s list.
     fn complete_pattern(
         &self,
         effort: &Effort,
