@@ -27,6 +27,10 @@
 //! - `sql`: what the SQL in the command's arguments or heredoc (or, with `calls`, in the calls'
 //!   first arguments) does ([`crate::sql`]): `drop`, `truncate`, `delete-all`, `update-all`,
 //!   `drop-column`; one must be done, strings and rolled-back transactions aside.
+//! - `find`: what a `find` command's expression does ([`crate::find`]): `delete-all` (a
+//!   deleting action reached for files no test names: `find / -delete -name x`,
+//!   `find ~ -not -name keep -delete`) or `delete-named`; one must be done. `targets` then
+//!   judges what is in its start points (`/tmp` as `/tmp/*`).
 //! - `targets`: the operands after the subcommand read as paths and placed in a class
 //!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
 //!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
@@ -66,6 +70,9 @@ pub struct Pattern<S> {
     /// What its SQL must do ([`crate::sql::Effect`] names): the SQL in its arguments and what a
     /// heredoc feeds it, or with `calls` the calls' first arguments.
     pub sql: Vec<S>,
+    /// What its `find` expression must do ([`crate::find::Effect`] names); `targets` then
+    /// judges its start points.
+    pub find: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -191,6 +198,14 @@ impl<S: AsRef<str>> Pattern<S> {
         }
         if !self.sql.is_empty() && self.sql_effect(run, charge)?.is_none() {
             return Ok(false);
+        }
+        if !self.find.is_empty() {
+            let args: Vec<&str> = command.args().collect();
+            charge(read.bytes)?;
+            let effect = crate::find::read(&args).1;
+            if !effect.is_some_and(|e| self.find.iter().any(|f| f.as_ref() == e.name())) {
+                return Ok(false);
+            }
         }
         let judged = !self.targets.is_empty() || (!self.calls.is_empty() && self.sql.is_empty());
         Ok(!judged || self.target(run, places, charge)?.is_some())
@@ -335,6 +350,18 @@ impl<S: AsRef<str>> Pattern<S> {
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<Vec<(Cow<'c, str>, bool)>, E> {
         let command = &run.command;
+        if !self.find.is_empty() {
+            let args: Vec<&'c str> = command.args().collect();
+            charge(run.read().bytes)?;
+            // What find deletes is what is in its start points: `/tmp/*` is temporary files,
+            // `~/*` the home's.
+            let starts = crate::find::read(&args).0;
+            let inside = |s: &str| {
+                let separator = if s.ends_with(['/', '\\']) { "" } else { "/" };
+                (Cow::Owned(format!("{s}{separator}*")), false)
+            };
+            return Ok(starts.into_iter().map(inside).collect());
+        }
         if !self.calls.is_empty() {
             let names: Vec<&str> = self.calls.iter().map(AsRef::as_ref).collect();
             let args: Vec<&str> = command.args().collect();
@@ -795,6 +822,16 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
             ));
         }
     }
+    for effect in &pattern.find {
+        if crate::find::Effect::from_name(effect.as_ref()).is_none() {
+            let known: Vec<&str> = crate::find::Effect::ALL.iter().map(|e| e.name()).collect();
+            return Some(format!(
+                "`find` names what a find expression does ({}), not `{}`",
+                known.join(", "),
+                effect.as_ref()
+            ));
+        }
+    }
     for target in &pattern.targets {
         let target = target.as_ref();
         if Class::from_name(target.strip_prefix('!').unwrap_or(target)).is_none() {
@@ -850,6 +887,7 @@ mod tests {
             targets: Vec::new(),
             calls: Vec::new(),
             sql: Vec::new(),
+            find: Vec::new(),
         }
     }
 

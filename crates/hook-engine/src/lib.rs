@@ -11,6 +11,7 @@ pub mod code;
 pub mod codec;
 pub mod command;
 mod eval;
+pub mod find;
 pub mod layout;
 pub mod memory;
 pub mod observe;

@@ -25,6 +25,7 @@
 //!   with the charge's error when the work is over budget;
 //! - the text read as inline code (`hook_engine::code::calls`) gives paths that are placed
 //!   (`hook_engine::paths`) without a panic, and read as SQL (`hook_engine::sql`) it returns;
+//!   its words read as find's arguments (`hook_engine::find`) give a start point;
 //! - `glob` agrees with a plain dynamic-programming matcher; `*` matches anything; a text
 //!   matches itself with its `*`, `?` and `\` escaped (`\*`, `\?`, `\\`), and as it is when it has
 //!   none of them.
@@ -138,6 +139,10 @@ pub fn run(data: &[u8]) -> Reached {
     }
     // The text as SQL: read to its end, whatever it holds.
     let _ = hook_engine::sql::effects(&text);
+    // The text's words as find's arguments: start points and an effect, whatever they are.
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (starts, _) = hook_engine::find::read(&words);
+    assert!(!starts.is_empty(), "find always has a start point");
     let parsed = parse(&*text, dialect);
     check_size(&text, &parsed);
     let long_way = parse_the_long_way(&text, dialect);
@@ -194,6 +199,7 @@ pub fn pattern(choice: &[u8]) -> Pattern<String> {
         targets: Vec::new(),
         calls: Vec::new(),
         sql: Vec::new(),
+        find: Vec::new(),
     }
 }
 

@@ -167,6 +167,11 @@ static COMMAND: Table = Table {
             "What the SQL in the command's arguments or heredoc (or, with `calls`, in the calls' first arguments) must do: `drop` (DROP TABLE/DATABASE/SCHEMA/KEYSPACE), `truncate`, `delete-all` and `update-all` (no WHERE, or one that holds for every row), `drop-column`. Text in strings and comments, and transactions rolled back, do nothing.",
         ),
         key(
+            "find",
+            Shape::Strings,
+            "What a `find` command's expression must do: `delete-all` (a deleting action, -delete or -exec rm, reached for files no naming test lets through: `find / -delete -name x`, `find ~ -not -name keep -delete`, `find . -type f -mtime +30 -delete`) or `delete-named` (only files a -name, -path, -regex, … test lets through). `targets` then judges its start points.",
+        ),
+        key(
             "writes",
             Shape::Strings,
             "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",

@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"HOOKPACK";
 
 /// The layout's version. Any change to this module's meaning bumps it; a hook refuses any
 /// other version and says what to run.
-pub const FORMAT_VERSION: u32 = 16;
+pub const FORMAT_VERSION: u32 = 17;
 
 /// The header's length.
 pub const HEADER_LEN: usize = 64;
@@ -220,6 +220,8 @@ pub mod command {
     pub const CALL: u32 = 8;
     /// An `sql` effect.
     pub const SQL: u32 = 9;
+    /// A `find` effect.
+    pub const FIND: u32 = 10;
 }
 
 /// Bits of [`rule::FLAGS`].

@@ -238,7 +238,7 @@ impl<'a> Engine<'a> {
         Ok(found)
     }
 
-    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls and sql)
+    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls, sql and find)
     /// from the entries `range` of rule `r`'s list.
     fn complete_pattern(
         &self,
@@ -260,6 +260,7 @@ impl<'a> Engine<'a> {
                 command::TARGET => pattern.targets.push(self.str(effort, text)?),
                 command::CALL => pattern.calls.push(self.str(effort, text)?),
                 command::SQL => pattern.sql.push(self.str(effort, text)?),
+                command::FIND => pattern.find.push(self.str(effort, text)?),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }

@@ -198,6 +198,7 @@ impl Reader<'_> {
                     targets: list("targets"),
                     calls: list("calls"),
                     sql: list("sql"),
+                    find: list("find"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

@@ -394,6 +394,7 @@ fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
         targets: Vec::new(),
         calls: Vec::new(),
         sql: Vec::new(),
+        find: Vec::new(),
     }
 }
 
