@@ -34,6 +34,8 @@
 //! - `targets`: the operands after the subcommand read as paths and placed in a class
 //!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
 //!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
+//!   The last operand of `mv`, `cp`, `ln`, `install`, `rsync` and `scp` is where the others go,
+//!   and not judged (unless `-t` names it).
 //!
 //! Everything is compared ignoring ASCII case (a case-insensitive file system runs `RM`, SQL
 //! ignores it, git's options are as written anyway) except single-letter flags: `-d` is not
@@ -390,6 +392,18 @@ impl<S: AsRef<str>> Pattern<S> {
             })
             .map(|o| (Cow::Borrowed(o), false))
             .collect();
+        // `mv a b dest`, `cp -r src dest`: the last operand is where they go, not what is
+        // moved (unless `-t dest` names it).
+        if moves_to_last(run.name) && found.len() > 1 {
+            let named = command.args().take(read.options_end).any(|a| {
+                a == "-t"
+                    || a.starts_with("--target-directory")
+                    || (a.starts_with("-t") && !a.starts_with("--"))
+            });
+            if !named {
+                found.pop();
+            }
+        }
         // `xargs rm -rf`, `parallel rm -rf`: more operands come from its input, unknown.
         let fed = !listed
             && command
@@ -400,6 +414,14 @@ impl<S: AsRef<str>> Pattern<S> {
         }
         Ok(found)
     }
+}
+
+/// Whether the last operand of `program` is where the others go (`mv`, `cp`, `ln`, `install`,
+/// `rsync`, `scp`): `targets` judges the others, what is moved or copied.
+fn moves_to_last(program: &str) -> bool {
+    ["mv", "cp", "ln", "install", "rsync", "scp", "gmv", "gcp"]
+        .iter()
+        .any(|p| program.eq_ignore_ascii_case(p))
 }
 
 /// How many commands before one are looked at for a `cd`.
@@ -631,6 +653,9 @@ pub fn valued_options(program: &str) -> &'static [&'static str] {
     match crate::shell::lowercase(program, &mut buffer) {
         "git" => &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"],
         "kubectl" | "oc" => KUBECTL,
+        "mv" | "cp" | "ln" | "install" | "gmv" | "gcp" => {
+            &["-t", "--target-directory", "-S", "--suffix"]
+        }
         "helm" => &["-n", "--namespace", "--kube-context", "--kubeconfig"],
         "docker" | "podman" | "nerdctl" => {
             &["-H", "--host", "-c", "--context", "--config", "-l", "--log-level", "--connection"]
