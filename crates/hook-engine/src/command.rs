@@ -424,6 +424,52 @@ fn moves_to_last(program: &str) -> bool {
         .any(|p| program.eq_ignore_ascii_case(p))
 }
 
+/// The most characters of a value a pattern shows ([`Pattern`]'s `Display`).
+const SHOWN_VALUE: usize = 64;
+
+impl<S: AsRef<str>> std::fmt::Display for Pattern<S> {
+    /// As a pack writes it (`program = "rm", flags = ["-r|-R"]`), its keys in the
+    /// reference's order; the subcommand's words joined by spaces.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lists: [(&str, &[S]); 9] = [
+            ("flags", &self.flags),
+            ("args", &self.args),
+            ("piped_from", &self.piped_from),
+            ("writes", &self.writes),
+            ("find", &self.find),
+            ("sql", &self.sql),
+            ("calls", &self.calls),
+            ("targets", &self.targets),
+            ("program", &[]),
+        ];
+        // A long value (the generic layer's list of programs) is cut short.
+        let short = |text: &str| -> String {
+            match text.char_indices().nth(SHOWN_VALUE) {
+                Some((at, _)) => format!("{:?}", format!("{}…", &text[..at])),
+                None => format!("{text:?}"),
+            }
+        };
+        let quoted = |items: &[S]| -> String {
+            let items: Vec<String> = items.iter().map(|i| short(i.as_ref())).collect();
+            items.join(", ")
+        };
+        match self.program.as_slice() {
+            [one] => write!(f, "program = {}", short(one.as_ref()))?,
+            many => write!(f, "program = [{}]", quoted(many))?,
+        }
+        if !self.subcommand.is_empty() {
+            let words: Vec<&str> = self.subcommand.iter().map(AsRef::as_ref).collect();
+            write!(f, ", subcommand = {}", short(&words.join(" ")))?;
+        }
+        for (key, items) in lists {
+            if !items.is_empty() {
+                write!(f, ", {key} = [{}]", quoted(items))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// How many commands before one are looked at for a `cd`.
 const CD_LOOKBACK: usize = 16;
 
@@ -741,6 +787,37 @@ pub fn valued_options(program: &str) -> &'static [&'static str] {
             "-Z",
             "--color",
         ],
+        "restic" => &[
+            "-r",
+            "--repo",
+            "--repository-file",
+            "-p",
+            "--password-file",
+            "--password-command",
+            "--cache-dir",
+            "-o",
+            "--option",
+        ],
+        "velero" => &["-n", "--namespace", "--kubeconfig", "--kubecontext"],
+        "rabbitmqctl" | "rabbitmq-queues" | "rabbitmq-plugins" => {
+            &["-n", "--node", "-p", "--vhost", "-t", "--timeout"]
+        }
+        "rabbitmqadmin" => &["-H", "--host", "-P", "--port", "-V", "--vhost", "-u", "-p", "-N"],
+        "nats" => &["-s", "--server", "--context", "--creds", "--user", "--password", "--nkey"],
+        "rclone" => &["--config", "--log-file", "--log-level"],
+        "doppler" => &["-p", "--project", "-c", "--config", "--token", "--scope"],
+        "fly" | "flyctl" => {
+            &["-a", "--app", "-c", "--config", "-t", "--access-token", "-o", "--org"]
+        }
+        "heroku" => &["-a", "--app", "-r", "--remote"],
+        "vercel" => &["--scope", "-S", "--token", "-t", "--cwd", "-A", "--local-config"],
+        "railway" => &["-s", "--service", "-e", "--environment"],
+        "gh" | "glab" => &["-R", "--repo"],
+        "doctl" => &["-t", "--access-token", "--context", "-o", "--output", "--config"],
+        "op" => &["--account", "--session", "--config"],
+        "wrangler" => &["-c", "--config", "-e", "--env"],
+        "snapper" => &["-c", "--config"],
+        "celery" => &["-A", "--app", "-b", "--broker", "--result-backend", "--workdir"],
         _ => &[],
     }
 }

@@ -4,13 +4,17 @@
 #[rustfmt::skip]
 pub(crate) const PACKS: &[(&str, &str)] = &[
     ("context", include_str!("../../../rules/context.toml")),
+    ("guard-backups", include_str!("../../../rules/guard-backups.toml")),
     ("guard-cloud", include_str!("../../../rules/guard-cloud.toml")),
     ("guard-containers", include_str!("../../../rules/guard-containers.toml")),
     ("guard-generic", include_str!("../../../rules/guard-generic.toml")),
     ("guard-infrastructure", include_str!("../../../rules/guard-infrastructure.toml")),
     ("guard-kubernetes", include_str!("../../../rules/guard-kubernetes.toml")),
+    ("guard-messaging", include_str!("../../../rules/guard-messaging.toml")),
+    ("guard-platforms", include_str!("../../../rules/guard-platforms.toml")),
     ("guard-publishing", include_str!("../../../rules/guard-publishing.toml")),
     ("guard-rest", include_str!("../../../rules/guard-rest.toml")),
+    ("guard-secrets", include_str!("../../../rules/guard-secrets.toml")),
     ("guard", include_str!("../../../rules/guard.toml")),
     ("memory", include_str!("../../../rules/memory.toml")),
     ("workflow", include_str!("../../../rules/workflow.toml")),

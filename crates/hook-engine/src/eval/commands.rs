@@ -475,7 +475,9 @@ pub(super) fn unreadable_command() -> Fired {
 const UNREADABLE_COMMAND: &str = "hookpack/unreadable-command";
 
 /// A matched command as `explain` shows it: read back, with the path that decided and its
-/// class when the pattern placed one (`rm -rf /tmp/../etc  [target ...: system, ...]`).
+/// class when the pattern placed one (`rm -rf /tmp/../etc  [target ...: system, ...]`), else
+/// the pattern that matched, the program's entry in the catalogue
+/// (`fly apps destroy x  [entry { program = "fly|flyctl", subcommand = "* destroy|…" }]`).
 fn shown<E>(
     pattern: &Pattern<&str>,
     command: &crate::command::Run<'_>,
@@ -486,6 +488,8 @@ fn shown<E>(
     if let Some((path, class)) = pattern.target(command, places, charge)? {
         let path = if path.is_empty() { "(none)" } else { &path };
         shown = format!("{shown}  [target `{path}`: {class}, {}]", class.describe());
+    } else {
+        shown = format!("{shown}  [entry {{ {pattern} }}]");
     }
     Ok(shown)
 }
