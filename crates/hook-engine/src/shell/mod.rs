@@ -727,6 +727,25 @@ mod tests {
     }
 
     #[test]
+    fn a_heredoc_printed_by_cat_is_the_script() {
+        for text in [
+            "bash -c \"$(cat <<EOF\nrm -rf /\nEOF\n)\"",
+            "sh -c \"$(cat << 'SCRIPT END'\nrm -rf /\nSCRIPT END\n)\"",
+            "bash -c \"$(cat <<-\"EOF\"\n\trm -rf /\n\tEOF\n)\"",
+            "eval \"$(cat <<'EOF'\nrm -rf /\nEOF\n)\"",
+        ] {
+            let run = commands(text);
+            assert!(run.contains(&"1:rm -rf /".to_owned()), "{text:?}: {run:?}");
+        }
+        // `cat` given a file, or a heredoc piped on, is not the script.
+        let piped = commands("bash -c \"$(cat <<EOF | tr a b\nrm -rf /\nEOF\n)\"");
+        assert!(!piped.contains(&"1:rm -rf /".to_owned()), "{piped:?}");
+        assert_eq!(settle::cat_heredoc("$(cat notes.txt)"), None);
+        assert_eq!(settle::cat_heredoc("$(cat <<EOF\nrm x\n)"), None);
+        assert_eq!(settle::cat_heredoc("`cat <<E\nls\nE\n`").as_deref(), Some("ls\n"));
+    }
+
+    #[test]
     fn what_echo_feeds_is_read() {
         assert_eq!(
             commands("echo 'rm -rf /' | sh"),

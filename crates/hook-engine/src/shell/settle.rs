@@ -126,6 +126,12 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         return (!run.is_empty()).then(|| Inline::Text(run.join("\n")));
     }
     if name == "eval" {
+        // `eval "$(cat <<'EOF' … EOF)"`: the heredoc's body.
+        if rest.len() == 1
+            && let Some(body) = cat_heredoc(parsed.word(rest.start))
+        {
+            return Some(Inline::Text(body));
+        }
         return (!rest.is_empty()).then_some(Inline::Words(rest));
     }
     if let Some(elsewhere) = run_elsewhere(parsed, name, rest.clone()) {
@@ -137,21 +143,7 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         });
     }
     if is_shell(name) {
-        // `bash -c 'cmd'`, `bash -lc 'cmd'`, `sh -e -c 'cmd'`: the first operand after the
-        // options; without `-c`, the shell reads its standard input.
-        let mut c = false;
-        for j in rest.clone() {
-            let word = parsed.word(j);
-            if word.starts_with('-') && !word.starts_with("--") && word.len() > 1 {
-                c |= word[1..].contains('c');
-                continue;
-            }
-            if word.starts_with("--") {
-                continue;
-            }
-            return c.then_some(Inline::Word(j));
-        }
-        return if c { None } else { stdin.map(Inline::Word) };
+        return shell_script(parsed, rest, stdin);
     }
     if name == "find" {
         // `find … -exec cmd … ;` (or `+`, `-execdir`, `-ok`).
@@ -162,6 +154,31 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
         return (start < end).then_some(Inline::Argv(start..end));
     }
     runs_for_each(parsed, name, rest, words.end)
+}
+
+/// What a shell runs: `bash -c 'cmd'`, `bash -lc 'cmd'`, `sh -e -c 'cmd'` the first operand
+/// after the options (the body of `"$(cat <<EOF … EOF)"` when it is one); without `-c`, its
+/// standard input. `rest` are the words after the shell.
+fn shell_script(parsed: &Parsed, rest: Range<usize>, stdin: Option<usize>) -> Option<Inline> {
+    let mut c = false;
+    for j in rest {
+        let word = parsed.word(j);
+        if word.starts_with('-') && !word.starts_with("--") && word.len() > 1 {
+            c |= word[1..].contains('c');
+            continue;
+        }
+        if word.starts_with("--") {
+            continue;
+        }
+        if !c {
+            return None;
+        }
+        return Some(match cat_heredoc(word) {
+            Some(body) => Inline::Text(body),
+            None => Inline::Word(j),
+        });
+    }
+    if c { None } else { stdin.map(Inline::Word) }
 }
 
 /// Where the program of a command of `words` is: past reserved words, assignments and wrappers
@@ -438,6 +455,43 @@ pub(super) fn code_commands(code: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The body of the heredoc when `word` is a command substitution that only prints one with
+/// `cat` (`$(cat <<EOF … EOF)`, `$(cat <<-'EOF' … EOF)`, `` `cat <<EOF …` ``): what the shell
+/// that word is given to runs. Tabs are taken from the body's lines for `<<-`.
+pub(super) fn cat_heredoc(word: &str) -> Option<String> {
+    let inner = word.trim();
+    let inner = inner
+        .strip_prefix("$(")
+        .and_then(|w| w.strip_suffix(')'))
+        .or_else(|| inner.strip_prefix('`').and_then(|w| w.strip_suffix('`')))?;
+    let rest = inner.trim_start().strip_prefix("cat")?;
+    let rest = rest.trim_start_matches([' ', '\t']);
+    let rest = rest.strip_prefix("<<")?;
+    let (strip_tabs, rest) = match rest.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    let (first, body) = rest.split_once('\n')?;
+    let delimiter: String =
+        first.trim().chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+    if delimiter.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    let mut lines = body.split('\n');
+    for line in lines.by_ref() {
+        let line = if strip_tabs { line.trim_start_matches('\t') } else { line };
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line == delimiter {
+            // After the delimiter, only blanks before the substitution closes.
+            return lines.all(|l| l.trim().is_empty()).then_some(text);
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    None
 }
 
 /// The string literal that opens at `at` (its quote), unescaped, and where it ends.
