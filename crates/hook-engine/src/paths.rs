@@ -526,12 +526,13 @@ impl Places {
             }
         }
         let is_home = |p: &str| {
+            let undriven = without_drive(p);
             home == Some(p)
                 || p == "/root"
                 || p == SOME_HOME
-                || HOMES.iter().any(|h| inside(p, h).is_some_and(|user| !user.contains('/')))
+                || HOMES.iter().any(|h| inside(undriven, h).is_some_and(|user| !user.contains('/')))
         };
-        if HOMES.contains(&path) {
+        if HOMES.contains(&without_drive(path)) {
             return Class::Home;
         }
         if is_home(path) {
@@ -564,10 +565,7 @@ impl Places {
             folder = parent;
         }
         // `C:/Windows` as `/Windows`; a drive's root is the root.
-        let on_drive = path.len() >= 2
-            && path.as_bytes()[0].is_ascii_alphabetic()
-            && path.as_bytes()[1] == b':';
-        let rest = if on_drive { &path[2..] } else { path };
+        let rest = without_drive(path);
         let mut components = rest.trim_start_matches('/').split('/');
         let first = components.next().unwrap_or("");
         let deeper = components.next().is_some();
@@ -584,6 +582,16 @@ impl Places {
             return Class::BuildOutput;
         }
         Class::Outside
+    }
+}
+
+/// `path` without its drive (`C:/Users/me` is `/Users/me`), as it is when it has none.
+fn without_drive(path: &str) -> &str {
+    let bytes = path.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        &path[2..]
+    } else {
+        path
     }
 }
 
@@ -750,6 +758,8 @@ mod tests {
                 ("/home/me/", Class::Home),
                 ("/home/other", Class::Home),
                 ("/Users/bob/", Class::Home),
+                ("C:\\Users\\bob", Class::Home),
+                ("C:/Users/bob/Documents", Class::InHome),
                 ("/home", Class::Home),
                 ("/home/*", Class::Home),
                 ("/root", Class::Home),
