@@ -31,6 +31,9 @@
 //!   deleting action reached for files no test names: `find / -delete -name x`,
 //!   `find ~ -not -name keep -delete`) or `delete-named`; one must be done. `targets` then
 //!   judges what is in its start points (`/tmp` as `/tmp/*`).
+//! - `overwrites`: classes of path of the files its output truncates (`>`, `>|`, `&>`; not
+//!   `>>`): one of a class named and of no `!` one. Devices and kernel files (`/dev/null`,
+//!   `/proc/…`) are not judged.
 //! - `targets`: the operands after the subcommand read as paths and placed in a class
 //!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
 //!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
@@ -45,7 +48,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use crate::paths::{Class, Places};
+use crate::paths::{Class, Places, is_inside};
 use crate::shell::Command;
 
 /// A `command` pattern; `S` is `String` where packs are read and `&str` where hooks read the
@@ -75,6 +78,9 @@ pub struct Pattern<S> {
     /// What its `find` expression must do ([`crate::find::Effect`] names); `targets` then
     /// judges its start points.
     pub find: Vec<S>,
+    /// The classes of path of the files its output truncates (`>`, not `>>`); `!class`
+    /// excludes. Devices and kernel files (`/dev`, `/proc`, `/sys`) are not judged.
+    pub overwrites: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -150,6 +156,9 @@ impl<S: AsRef<str>> Pattern<S> {
                 return Ok(false);
             }
         }
+        if !self.overwrites.is_empty() && !self.overwrites_match(run, places, charge)? {
+            return Ok(false);
+        }
         if !self.writes.is_empty() {
             let mut written = false;
             for target in command.writes() {
@@ -211,6 +220,40 @@ impl<S: AsRef<str>> Pattern<S> {
         }
         let judged = !self.targets.is_empty() || (!self.calls.is_empty() && self.sql.is_empty());
         Ok(!judged || self.target(run, places, charge)?.is_some())
+    }
+
+    /// Whether a file the command's output truncates is of a class `overwrites` names (and of
+    /// no `!` one), placed as `targets` places paths (after the `cd`s before it).
+    fn overwrites_match<E>(
+        &self,
+        run: &Run<'_>,
+        places: &Places,
+        charge: &mut impl FnMut(usize) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        let command = &run.command;
+        if command.overwrites().len() == 0 {
+            return Ok(false);
+        }
+        let moved = moved(command, places);
+        let places = moved.as_ref().unwrap_or(places);
+        let (mut included, mut excluded) = (false, false);
+        for file in command.overwrites() {
+            charge(4 * file.len() + 16)?;
+            let (class, resolved) = places.classify(file);
+            let path = resolved.as_ref().map_or(file, |r| r.path.as_str());
+            if ["/dev", "/proc", "/sys"].iter().any(|d| is_inside(path, d)) {
+                continue;
+            }
+            for named in &self.overwrites {
+                let named = named.as_ref();
+                match named.strip_prefix('!') {
+                    Some(name) => excluded |= Class::from_name(name) == Some(class),
+                    None => included |= Class::from_name(named) == Some(class),
+                }
+            }
+        }
+        let only_excludes = self.overwrites.iter().all(|o| o.as_ref().starts_with('!'));
+        Ok(!excluded && (included || only_excludes))
     }
 
     /// With `sql`, the first effect named that the command's SQL has (its arguments, an
@@ -431,11 +474,12 @@ impl<S: AsRef<str>> std::fmt::Display for Pattern<S> {
     /// As a pack writes it (`program = "rm", flags = ["-r|-R"]`), its keys in the
     /// reference's order; the subcommand's words joined by spaces.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lists: [(&str, &[S]); 9] = [
+        let lists: [(&str, &[S]); 10] = [
             ("flags", &self.flags),
             ("args", &self.args),
             ("piped_from", &self.piped_from),
             ("writes", &self.writes),
+            ("overwrites", &self.overwrites),
             ("find", &self.find),
             ("sql", &self.sql),
             ("calls", &self.calls),
@@ -934,6 +978,16 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
             ));
         }
     }
+    for class in &pattern.overwrites {
+        let class = class.as_ref();
+        if Class::from_name(class.strip_prefix('!').unwrap_or(class)).is_none() {
+            let known: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+            return Some(format!(
+                "`overwrites` names classes of path ({}), not `{class}`",
+                known.join(", ")
+            ));
+        }
+    }
     for target in &pattern.targets {
         let target = target.as_ref();
         if Class::from_name(target.strip_prefix('!').unwrap_or(target)).is_none() {
@@ -990,6 +1044,7 @@ mod tests {
             calls: Vec::new(),
             sql: Vec::new(),
             find: Vec::new(),
+            overwrites: Vec::new(),
         }
     }
 

@@ -635,7 +635,7 @@ fn inside<'p>(path: &'p str, folder: &str) -> Option<&'p str> {
 }
 
 /// Whether `path` is strictly below `folder`.
-fn is_inside(path: &str, folder: &str) -> bool {
+pub(crate) fn is_inside(path: &str, folder: &str) -> bool {
     if folder == "/" {
         return path != "/";
     }

@@ -26,6 +26,7 @@
 //! - the text read as inline code (`hook_engine::code::calls`) gives paths that are placed
 //!   (`hook_engine::paths`) without a panic, and read as SQL (`hook_engine::sql`) it returns;
 //!   its words read as find's arguments (`hook_engine::find`) give a start point;
+//! - what a command truncates (`Command::overwrites`) is among what it writes;
 //! - `glob` agrees with a plain dynamic-programming matcher; `*` matches anything; a text
 //!   matches itself with its `*`, `?` and `\` escaped (`\*`, `\?`, `\\`), and as it is when it has
 //!   none of them.
@@ -145,6 +146,11 @@ pub fn run(data: &[u8]) -> Reached {
     assert!(!starts.is_empty(), "find always has a start point");
     let parsed = parse(&*text, dialect);
     check_size(&text, &parsed);
+    for command in parsed.commands() {
+        // What a command truncates is among what it writes: the first of them.
+        assert!(command.overwrites().len() <= command.writes().len());
+        assert!(command.overwrites().zip(command.writes()).all(|(o, w)| std::ptr::eq(o, w)));
+    }
     let long_way = parse_the_long_way(&text, dialect);
     assert_eq!(parsed.describe(), long_way.describe(), "the shortcuts read otherwise");
     if header[0] & 2 != 0 {
@@ -200,6 +206,7 @@ pub fn pattern(choice: &[u8]) -> Pattern<String> {
         calls: Vec::new(),
         sql: Vec::new(),
         find: Vec::new(),
+        overwrites: Vec::new(),
     }
 }
 

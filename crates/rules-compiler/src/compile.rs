@@ -443,6 +443,7 @@ fn command_list(w: &mut Writer, patterns: &[Pattern<String>]) -> ListRef {
             (command::PROGRAM, &pattern.program),
             (command::SUBCOMMAND, &pattern.subcommand),
             (command::WRITE, &pattern.writes),
+            (command::OVERWRITE, &pattern.overwrites),
             (command::FLAG, &pattern.flags),
             (command::ARG, &pattern.args),
             (command::PIPED_FROM, &pattern.piped_from),

@@ -172,6 +172,11 @@ static COMMAND: Table = Table {
             "What a `find` command's expression must do: `delete-all` (a deleting action, -delete or -exec rm, reached for files no naming test lets through: `find / -delete -name x`, `find ~ -not -name keep -delete`, `find . -type f -mtime +30 -delete`) or `delete-named` (only files a -name, -path, -regex, … test lets through). `targets` then judges its start points.",
         ),
         key(
+            "overwrites",
+            Shape::Strings,
+            "Classes of path of the files the command's output truncates (`>`, `>|`, `&>`; not `>>`): one of a class named (`system`, `in-system`, `credentials`, `git`, …) and of no `!` one. Paths are placed as `targets` places them; devices and kernel files (`/dev/null`, `/proc/…`) are not judged.",
+        ),
+        key(
             "writes",
             Shape::Strings,
             "Globs over the files its output is redirected to (`> /etc/hosts`): one must match. `program = \"*\"` also matches a bare redirection.",

@@ -199,8 +199,8 @@ pub mod rule {
 /// pattern; each pattern starts with a [`command::NEXT`] entry, which counts its entries.
 pub mod command {
     /// A new pattern starts: `[NEXT, n, 0]`, then its `n` entries, `[kind, offset, len]`: its
-    /// programs, subcommand and writes first (what finds the commands it may match), then its
-    /// flags, args, pipes and targets.
+    /// programs, subcommand, writes and overwrites first (what finds the commands it may
+    /// match), then its flags, args, pipes, targets, calls, sql and find.
     pub const NEXT: u32 = 0;
     /// A `program` glob.
     pub const PROGRAM: u32 = 1;
@@ -222,6 +222,8 @@ pub mod command {
     pub const SQL: u32 = 9;
     /// A `find` effect.
     pub const FIND: u32 = 10;
+    /// An `overwrites` class of path.
+    pub const OVERWRITE: u32 = 11;
 }
 
 /// Bits of [`rule::FLAGS`].

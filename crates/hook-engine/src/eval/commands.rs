@@ -193,12 +193,14 @@ impl<'a> Engine<'a> {
                     command::PROGRAM => candidate.program.push(self.str(effort, text)?),
                     command::SUBCOMMAND => candidate.subcommand.push(self.str(effort, text)?),
                     command::WRITE => candidate.writes.push(self.str(effort, text)?),
+                    command::OVERWRITE => candidate.overwrites.push(self.str(effort, text)?),
                     command::FLAG
                     | command::ARG
                     | command::PIPED_FROM
                     | command::TARGET
                     | command::CALL
-                    | command::SQL => {
+                    | command::SQL
+                    | command::FIND => {
                         rest = at;
                         break;
                     }
@@ -238,7 +240,7 @@ impl<'a> Engine<'a> {
         Ok(found)
     }
 
-    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls, sql and find)
+    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls, sql, find and overwrites)
     /// from the entries `range` of rule `r`'s list.
     fn complete_pattern(
         &self,
@@ -323,7 +325,8 @@ impl<'a> Engine<'a> {
                     }
                     let Some(words) = pattern.first_words() else {
                         // A pattern on what a command writes tries only the commands that write.
-                        let positions = (!pattern.writes.is_empty()).then(|| {
+                        let writing = !pattern.writes.is_empty() || !pattern.overwrites.is_empty();
+                        let positions = writing.then(|| {
                             let writers = text.writers.get(n).map(|cell| {
                                 cell.get_or_init(|| {
                                     (0..indices.len())

@@ -100,7 +100,9 @@ pub(super) struct Lexer<'s, 'p, 't> {
     current: Option<usize>,
     aside: bool,
     words: Vec<Span>,
+    /// The files it truncates (`>`, `>|`, `&>`), then those it appends to (`>>`).
     writes: Vec<Span>,
+    appends: Vec<Span>,
     /// The word being read.
     word: String,
     /// Heredocs opened on the current line.
@@ -129,6 +131,7 @@ impl<'s, 't> Lexer<'s, '_, 't> {
             aside: false,
             words: Vec::new(),
             writes: Vec::new(),
+            appends: Vec::new(),
             word: String::new(),
             line: Vec::new(),
         }
@@ -240,6 +243,7 @@ impl<'s, 't> Lexer<'s, '_, 't> {
             self.parsed.commands.push(Raw {
                 words: Span::new(at..at),
                 writes_end: index(at),
+                appended: 0,
                 program: index(at),
                 piped_from: self.pipe.take().map_or(NONE, index),
                 name: NONE,
@@ -281,11 +285,12 @@ impl<'s, 't> Lexer<'s, '_, 't> {
             self.parsed.commands[at].words.start as usize
         };
         let middle = self.parsed.words.len();
-        if !self.writes.is_empty() {
-            self.parsed.words.append(&mut self.writes);
-        }
+        self.parsed.words.append(&mut self.writes);
+        let appended = u8::try_from(self.appends.len()).unwrap_or(u8::MAX);
+        self.parsed.words.append(&mut self.appends);
         let raw = &mut self.parsed.commands[at];
         raw.words = Span::new(start..middle);
+        raw.appended = appended;
         raw.writes_end = index(self.parsed.words.len());
         raw.program = index(start);
     }
@@ -375,9 +380,10 @@ impl<'s, 't> Lexer<'s, '_, 't> {
         // `>` writes to is kept (a descriptor it duplicates, `>&2`, is not a file).
         let output = self.s[self.i] == b'>';
         self.i += 1;
-        let mut duplicates = false;
+        let (mut duplicates, mut appends) = (false, false);
         while let Some(b @ (b'>' | b'|' | b'&')) = self.peek(0) {
             duplicates |= b == b'&';
+            appends |= b == b'>';
             self.i += 1;
         }
         self.blanks();
@@ -386,7 +392,11 @@ impl<'s, 't> Lexer<'s, '_, 't> {
             && !(duplicates && self.word.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
         {
             let target = self.store_word();
-            self.writes.push(target);
+            if appends {
+                self.appends.push(target);
+            } else {
+                self.writes.push(target);
+            }
         }
     }
 

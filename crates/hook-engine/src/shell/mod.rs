@@ -183,8 +183,11 @@ struct Raw {
     /// The index in `words` of its program (after assignments and wrappers).
     program: u32,
     /// The end of the files its output goes to (`> file`, `>> file`), indices into `words`
-    /// that follow its words.
+    /// that follow its words: those it truncates first, then those it appends to.
     writes_end: u32,
+    /// How many of the last of those it appends to; past 255, the first ones are read as
+    /// truncated (a guard then judges more, not less).
+    appended: u8,
     /// The command whose output it reads through a pipe: an index into `commands`, or
     /// [`NONE`].
     piped_from: u32,
@@ -281,6 +284,16 @@ impl<'p> Command<'p> {
         let parsed = self.parsed;
         let start = self.raw.words.range().end;
         (start..(self.raw.writes_end as usize).max(start)).map(move |i| parsed.word(i))
+    }
+
+    /// The files its output truncates (`> file`, `>| file`, `&> file`), not those it appends
+    /// to (`>> file`).
+    pub fn overwrites(&self) -> impl ExactSizeIterator<Item = &'p str> + 'p {
+        let parsed = self.parsed;
+        let start = self.raw.words.range().end;
+        let end = (self.raw.writes_end as usize).max(start);
+        (start..end.saturating_sub(usize::from(self.raw.appended)).max(start))
+            .map(move |i| parsed.word(i))
     }
 
     /// The command whose output it reads through a pipe (`curl … | sh`).
@@ -724,6 +737,21 @@ mod tests {
             commands("sh <<< 'git clean -fdx'"),
             ["sh <<< \"git clean -fdx\"", "1:git clean -fdx"]
         );
+    }
+
+    #[test]
+    fn truncations_are_told_from_appends() {
+        let parsed = parse("cmd > a >> b &> c >| d 2>&1 &>> e >&2", Dialect::Posix);
+        let command = parsed.commands().next().unwrap_or_else(|| panic!("no command"));
+        let mut writes: Vec<&str> = command.writes().collect();
+        writes.sort_unstable();
+        assert_eq!(writes, ["a", "b", "c", "d", "e"]);
+        assert_eq!(command.overwrites().collect::<Vec<_>>(), ["a", "c", "d"]);
+        // Past 255 appends the first ones count as truncations: more judged, never fewer.
+        let many = format!("cmd{}", " >> x".repeat(300));
+        let parsed = parse(&many, Dialect::Posix);
+        let command = parsed.commands().next().unwrap_or_else(|| panic!("no command"));
+        assert_eq!((command.writes().len(), command.overwrites().len()), (300, 45));
     }
 
     #[test]

@@ -199,6 +199,7 @@ impl Reader<'_> {
                     calls: list("calls"),
                     sql: list("sql"),
                     find: list("find"),
+                    overwrites: list("overwrites"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

@@ -395,6 +395,7 @@ fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
         calls: Vec::new(),
         sql: Vec::new(),
         find: Vec::new(),
+        overwrites: Vec::new(),
     }
 }
 
