@@ -131,7 +131,11 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
                 (false, false) => score.passed += 1,
             }
             if entry.destructive != flagged {
-                let what = if flagged { "false flag" } else { "missed" };
+                let what = match decision {
+                    Some(Decision::Deny) if !entry.destructive => "denied",
+                    _ if flagged => "false flag",
+                    _ => "missed",
+                };
                 wrong.push(format!("{family:<14} {what:<10} {}", entry.command.replace('\n', "⏎")));
             }
         }

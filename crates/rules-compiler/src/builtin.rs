@@ -7,7 +7,6 @@ pub(crate) const PACKS: &[(&str, &str)] = &[
     ("guard-backups", include_str!("../../../rules/guard-backups.toml")),
     ("guard-cloud", include_str!("../../../rules/guard-cloud.toml")),
     ("guard-containers", include_str!("../../../rules/guard-containers.toml")),
-    ("guard-generic", include_str!("../../../rules/guard-generic.toml")),
     ("guard-infrastructure", include_str!("../../../rules/guard-infrastructure.toml")),
     ("guard-kubernetes", include_str!("../../../rules/guard-kubernetes.toml")),
     ("guard-messaging", include_str!("../../../rules/guard-messaging.toml")),
