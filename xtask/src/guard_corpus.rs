@@ -166,12 +166,19 @@ fn families(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
     Ok(found)
 }
 
+/// The project the commands of the corpus run in.
+const PROJECT: &str = "/home/dev/project";
+
 /// What the guards decide for `command` run by the Bash tool.
 fn decision(
     engine: &Engine<'_>,
-    project: &Path,
+    _compiled: &Path,
     command: &str,
 ) -> anyhow::Result<Option<Decision>> {
+    // Where the commands run: a project in a user's home, the same on every machine (not the
+    // folder the rules were compiled in, whose place in the checkout, under `target/`, would
+    // make its neighbours build output).
+    let project = Path::new(PROJECT);
     let payload = json!({
         "hook_event_name": "PreToolUse",
         "session_id": "guard-corpus",
