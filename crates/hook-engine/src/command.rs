@@ -34,6 +34,9 @@
 //! - `overwrites`: classes of path of the files its output truncates (`>`, `>|`, `&>`; not
 //!   `>>`): one of a class named and of no `!` one. Devices and kernel files (`/dev/null`,
 //!   `/proc/…`) are not judged.
+//! - `empties`: classes of path of the files it leaves empty or destroys ([`emptied`]): a
+//!   truncating redirection of a command that prints nothing or reads that file, `truncate`
+//!   to 0, `cp /dev/null`. Placed as `overwrites` places its files.
 //! - `targets`: the operands after the subcommand read as paths and placed in a class
 //!   ([`crate::paths::Class`]: `system`, `home`, `in-home`, `credentials`, …): some operand is of
 //!   one of the classes named and of no `!` one; with only `!` classes, no operand is of one.
@@ -81,6 +84,9 @@ pub struct Pattern<S> {
     /// The classes of path of the files its output truncates (`>`, not `>>`); `!class`
     /// excludes. Devices and kernel files (`/dev`, `/proc`, `/sys`) are not judged.
     pub overwrites: Vec<S>,
+    /// The classes of path of the files it leaves empty or destroys ([`emptied`]); `!class`
+    /// excludes.
+    pub empties: Vec<S>,
 }
 
 impl<S: AsRef<str>> Pattern<S> {
@@ -156,8 +162,30 @@ impl<S: AsRef<str>> Pattern<S> {
                 return Ok(false);
             }
         }
-        if !self.overwrites.is_empty() && !self.overwrites_match(run, places, charge)? {
+        if !self.overwrites.is_empty()
+            && !Self::classes_match(
+                &self.overwrites,
+                command.overwrites(),
+                command,
+                places,
+                charge,
+            )?
+        {
             return Ok(false);
+        }
+        if !self.empties.is_empty() {
+            let emptied = emptied(command);
+            if emptied.is_empty()
+                || !Self::classes_match(
+                    &self.empties,
+                    emptied.into_iter(),
+                    command,
+                    places,
+                    charge,
+                )?
+            {
+                return Ok(false);
+            }
         }
         if !self.writes.is_empty() {
             let mut written = false;
@@ -222,29 +250,28 @@ impl<S: AsRef<str>> Pattern<S> {
         Ok(!judged || self.target(run, places, charge)?.is_some())
     }
 
-    /// Whether a file the command's output truncates is of a class `overwrites` names (and of
-    /// no `!` one), placed as `targets` places paths (after the `cd`s before it).
-    fn overwrites_match<E>(
-        &self,
-        run: &Run<'_>,
+    /// Whether one of `files` is of a class `classes` names and none of a `!` one, placed as
+    /// `targets` places paths (after the `cd`s before the command); devices and kernel files
+    /// are not judged.
+    fn classes_match<'f, E>(
+        classes: &[S],
+        files: impl Iterator<Item = &'f str>,
+        command: &Command<'_>,
         places: &Places,
         charge: &mut impl FnMut(usize) -> Result<(), E>,
     ) -> Result<bool, E> {
-        let command = &run.command;
-        if command.overwrites().len() == 0 {
-            return Ok(false);
-        }
         let moved = moved(command, places);
         let places = moved.as_ref().unwrap_or(places);
-        let (mut included, mut excluded) = (false, false);
-        for file in command.overwrites() {
+        let (mut included, mut excluded, mut any) = (false, false, false);
+        for file in files {
             charge(4 * file.len() + 16)?;
             let (class, resolved) = places.classify(file);
             let path = resolved.as_ref().map_or(file, |r| r.path.as_str());
             if ["/dev", "/proc", "/sys"].iter().any(|d| is_inside(path, d)) {
                 continue;
             }
-            for named in &self.overwrites {
+            any = true;
+            for named in classes {
                 let named = named.as_ref();
                 match named.strip_prefix('!') {
                     Some(name) => excluded |= Class::from_name(name) == Some(class),
@@ -252,8 +279,8 @@ impl<S: AsRef<str>> Pattern<S> {
                 }
             }
         }
-        let only_excludes = self.overwrites.iter().all(|o| o.as_ref().starts_with('!'));
-        Ok(!excluded && (included || only_excludes))
+        let only_excludes = classes.iter().all(|o| o.as_ref().starts_with('!'));
+        Ok(any && !excluded && (included || only_excludes))
     }
 
     /// With `sql`, the first effect named that the command's SQL has (its arguments, an
@@ -467,6 +494,62 @@ fn moves_to_last(program: &str) -> bool {
         .any(|p| program.eq_ignore_ascii_case(p))
 }
 
+/// The files `command` leaves empty or destroys, however it writes them: a truncating
+/// redirection of a command that prints nothing (`> f`, `: > f`, `true > f`,
+/// `cat /dev/null > f`, `printf '' > f`, `echo -n > f`) or that reads the file it truncates
+/// (`sort data.txt > data.txt`, `jq … package.json > package.json`: the shell empties it before
+/// the command reads it); `truncate` to size 0; `cp /dev/null f`.
+pub fn emptied<'c>(command: &Command<'c>) -> Vec<&'c str> {
+    let name = command.name();
+    if command.overwrites().len() == 0 && !matches!(name, "truncate" | "cp") {
+        return Vec::new();
+    }
+    let args: Vec<&'c str> = command.args().collect();
+    let mut found = Vec::new();
+    if command.overwrites().len() > 0 {
+        let silent = match name {
+            "" | ":" | "true" | "false" => true,
+            "cat" => {
+                !args.is_empty()
+                    && command.stdin().is_none()
+                    && args.iter().all(|a| *a == "/dev/null")
+            }
+            "printf" => args.first().is_none_or(|f| f.is_empty()),
+            "echo" => !args.is_empty() && args.iter().all(|a| *a == "-n" || a.is_empty()),
+            _ => false,
+        };
+        for file in command.overwrites() {
+            if silent || args.contains(&file) {
+                found.push(file);
+            }
+        }
+    }
+    match name {
+        "truncate" => {
+            let zero = args.windows(2).any(|w| matches!(w[0], "-s" | "--size") && w[1] == "0")
+                || args.iter().any(|a| matches!(*a, "-s0" | "--size=0"));
+            if zero {
+                let mut skip = false;
+                for arg in &args {
+                    if std::mem::take(&mut skip) {
+                        continue;
+                    }
+                    match *arg {
+                        "-s" | "--size" | "-r" | "--reference" => skip = true,
+                        a if a.starts_with('-') => {}
+                        a => found.push(a),
+                    }
+                }
+            }
+        }
+        "cp" if args.len() >= 2 && args[..args.len() - 1].contains(&"/dev/null") => {
+            found.extend(args.last());
+        }
+        _ => {}
+    }
+    found
+}
+
 /// The most characters of a value a pattern shows ([`Pattern`]'s `Display`).
 const SHOWN_VALUE: usize = 64;
 
@@ -474,12 +557,13 @@ impl<S: AsRef<str>> std::fmt::Display for Pattern<S> {
     /// As a pack writes it (`program = "rm", flags = ["-r|-R"]`), its keys in the
     /// reference's order; the subcommand's words joined by spaces.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let lists: [(&str, &[S]); 10] = [
+        let lists: [(&str, &[S]); 11] = [
             ("flags", &self.flags),
             ("args", &self.args),
             ("piped_from", &self.piped_from),
             ("writes", &self.writes),
             ("overwrites", &self.overwrites),
+            ("empties", &self.empties),
             ("find", &self.find),
             ("sql", &self.sql),
             ("calls", &self.calls),
@@ -978,14 +1062,16 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
             ));
         }
     }
-    for class in &pattern.overwrites {
-        let class = class.as_ref();
-        if Class::from_name(class.strip_prefix('!').unwrap_or(class)).is_none() {
-            let known: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
-            return Some(format!(
-                "`overwrites` names classes of path ({}), not `{class}`",
-                known.join(", ")
-            ));
+    for (key, classes) in [("overwrites", &pattern.overwrites), ("empties", &pattern.empties)] {
+        for class in classes {
+            let class = class.as_ref();
+            if Class::from_name(class.strip_prefix('!').unwrap_or(class)).is_none() {
+                let known: Vec<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+                return Some(format!(
+                    "`{key}` names classes of path ({}), not `{class}`",
+                    known.join(", ")
+                ));
+            }
         }
     }
     for target in &pattern.targets {
@@ -1005,6 +1091,29 @@ pub fn problem<S: AsRef<str>>(pattern: &Pattern<S>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::shell::{Dialect, parse};
+
+    #[test]
+    fn what_a_command_empties() {
+        let emptied_by = |text: &str| -> Vec<String> {
+            let parsed = crate::shell::parse(text, crate::shell::Dialect::Posix);
+            parsed.commands().flat_map(|c| emptied(&c)).map(str::to_owned).collect()
+        };
+        for (text, files) in [
+            ("> a", vec!["a"]),
+            (
+                ": > a; true > b; cat /dev/null > c; printf '' > d; echo -n > e",
+                vec!["a", "b", "c", "d", "e"],
+            ),
+            ("sort data.txt > data.txt", vec!["data.txt"]),
+            ("jq '.v = 2' package.json > package.json", vec!["package.json"]),
+            ("truncate -s 0 a b; truncate --size=0 c; truncate -s0 d", vec!["a", "b", "c", "d"]),
+            ("cp /dev/null x", vec!["x"]),
+            ("echo hi > a; sort -o a a; jq . a > b; cat <<EOF > c\nhi\nEOF\n", vec![]),
+            ("sort a >> a; truncate -s 10M a; cp a /dev/null", vec![]),
+        ] {
+            assert_eq!(emptied_by(text), files, "{text}");
+        }
+    }
 
     #[test]
     fn a_first_operand_is_found_past_options_whether_or_not_the_arguments_were_read() {
@@ -1045,6 +1154,7 @@ mod tests {
             sql: Vec::new(),
             find: Vec::new(),
             overwrites: Vec::new(),
+            empties: Vec::new(),
         }
     }
 

@@ -207,6 +207,7 @@ pub fn pattern(choice: &[u8]) -> Pattern<String> {
         sql: Vec::new(),
         find: Vec::new(),
         overwrites: Vec::new(),
+        empties: Vec::new(),
     }
 }
 

@@ -451,6 +451,7 @@ fn command_list(w: &mut Writer, patterns: &[Pattern<String>]) -> ListRef {
             (command::CALL, &pattern.calls),
             (command::SQL, &pattern.sql),
             (command::FIND, &pattern.find),
+            (command::EMPTY, &pattern.empties),
         ];
         let entries = parts.iter().map(|(_, p)| p.len()).sum::<usize>();
         words.extend_from_slice(&[command::NEXT, u32::try_from(entries).unwrap_or(u32::MAX), 0]);

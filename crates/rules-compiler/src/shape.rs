@@ -172,6 +172,11 @@ static COMMAND: Table = Table {
             "What a `find` command's expression must do: `delete-all` (a deleting action, -delete or -exec rm, reached for files no naming test lets through: `find / -delete -name x`, `find ~ -not -name keep -delete`, `find . -type f -mtime +30 -delete`) or `delete-named` (only files a -name, -path, -regex, … test lets through). `targets` then judges its start points.",
         ),
         key(
+            "empties",
+            Shape::Strings,
+            "Classes of path of the files the command leaves empty or destroys: a truncating redirection of a command that prints nothing (`> f`, `: > f`, `cat /dev/null > f`) or that reads the file it truncates (`sort f > f`, `jq … f > f`), `truncate -s 0`, `cp /dev/null f`. One of a class named and of no `!` one; devices and kernel files are not judged.",
+        ),
+        key(
             "overwrites",
             Shape::Strings,
             "Classes of path of the files the command's output truncates (`>`, `>|`, `&>`; not `>>`): one of a class named (`system`, `in-system`, `credentials`, `git`, …) and of no `!` one. Paths are placed as `targets` places them; devices and kernel files (`/dev/null`, `/proc/…`) are not judged.",

@@ -224,6 +224,8 @@ pub mod command {
     pub const FIND: u32 = 10;
     /// An `overwrites` class of path.
     pub const OVERWRITE: u32 = 11;
+    /// An `empties` class of path.
+    pub const EMPTY: u32 = 12;
 }
 
 /// Bits of [`rule::FLAGS`].

@@ -200,7 +200,8 @@ impl<'a> Engine<'a> {
                     | command::TARGET
                     | command::CALL
                     | command::SQL
-                    | command::FIND => {
+                    | command::FIND
+                    | command::EMPTY => {
                         rest = at;
                         break;
                     }
@@ -240,7 +241,7 @@ impl<'a> Engine<'a> {
         Ok(found)
     }
 
-    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls, sql, find and overwrites)
+    /// Reads the rest of a `command` pattern (its flags, args, pipes, targets, calls, sql, find and empties)
     /// from the entries `range` of rule `r`'s list.
     fn complete_pattern(
         &self,
@@ -263,6 +264,7 @@ impl<'a> Engine<'a> {
                 command::CALL => pattern.calls.push(self.str(effort, text)?),
                 command::SQL => pattern.sql.push(self.str(effort, text)?),
                 command::FIND => pattern.find.push(self.str(effort, text)?),
+                command::EMPTY => pattern.empties.push(self.str(effort, text)?),
                 _ => return Err(ArtifactError::Malformed("command pattern")),
             }
         }

@@ -200,6 +200,7 @@ impl Reader<'_> {
                     sql: list("sql"),
                     find: list("find"),
                     overwrites: list("overwrites"),
+                    empties: list("empties"),
                 };
                 match hook_engine::command::problem(&pattern) {
                     Some(problem) => {

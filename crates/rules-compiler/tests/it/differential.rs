@@ -396,6 +396,7 @@ fn command_pattern(rng: &mut Rng) -> hook_engine::command::Pattern<String> {
         sql: Vec::new(),
         find: Vec::new(),
         overwrites: Vec::new(),
+        empties: Vec::new(),
     }
 }
 
