@@ -10,7 +10,8 @@
 /// What a statement does that loses data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Effect {
-    /// `DROP TABLE`, `DROP DATABASE`, `DROP SCHEMA`, `DROP KEYSPACE`.
+    /// `DROP TABLE`, `DROP DATABASE`, `DROP SCHEMA`, `DROP KEYSPACE`; `DROP OWNED` (everything a
+    /// role owns), `DROP USER`, `DROP ROLE`, `DROP TABLESPACE`.
     Drop,
     /// `TRUNCATE`.
     Truncate,
@@ -101,7 +102,19 @@ fn effect(statement: &[Token]) -> Option<Effect> {
     let words = &top[start..];
     let whole = |where_at: usize| holds_always(&words[where_at + 1..]);
     match words {
-        ["drop", kind, ..] if matches!(*kind, "table" | "database" | "schema" | "keyspace") => {
+        ["drop", kind, ..]
+            if matches!(
+                *kind,
+                "table"
+                    | "database"
+                    | "schema"
+                    | "keyspace"
+                    | "owned"
+                    | "user"
+                    | "role"
+                    | "tablespace"
+            ) =>
+        {
             Some(Effect::Drop)
         }
         ["truncate", ..] => Some(Effect::Truncate),
@@ -255,6 +268,9 @@ mod tests {
             ("drop table if exists users cascade;", Effect::Drop),
             ("DROP DATABASE app", Effect::Drop),
             ("DROP SCHEMA public CASCADE", Effect::Drop),
+            ("DROP OWNED BY app_user CASCADE", Effect::Drop),
+            ("drop user 'app'@'%'", Effect::Drop),
+            ("DROP ROLE analytics", Effect::Drop),
             ("TRUNCATE orders", Effect::Truncate),
             ("truncate table orders restart identity", Effect::Truncate),
             ("DELETE FROM users", Effect::DeleteAll),

@@ -164,7 +164,7 @@ static COMMAND: Table = Table {
         key(
             "sql",
             Shape::Strings,
-            "What the SQL in the command's arguments or heredoc (or, with `calls`, in the calls' first arguments) must do: `drop` (DROP TABLE/DATABASE/SCHEMA/KEYSPACE), `truncate`, `delete-all` and `update-all` (no WHERE, or one that holds for every row), `drop-column`. Text in strings and comments, and transactions rolled back, do nothing.",
+            "What the SQL in the command's arguments or heredoc (or, with `calls`, in the calls' first arguments) must do: `drop` (DROP TABLE/DATABASE/SCHEMA/KEYSPACE, DROP OWNED/USER/ROLE/TABLESPACE), `truncate`, `delete-all` and `update-all` (no WHERE, or one that holds for every row), `drop-column`. Text in strings and comments, and transactions rolled back, do nothing.",
         ),
         key(
             "find",

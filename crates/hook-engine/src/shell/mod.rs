@@ -755,6 +755,32 @@ mod tests {
     }
 
     #[test]
+    fn command_lines_handed_to_a_shell_are_read() {
+        for (text, run) in [
+            ("watch -n 60 'rm -rf ~/Downloads/*'", "1:rm -rf ~/Downloads/*"),
+            ("parallel --will-cite 'rm -rf {}' ::: src lib", "1:rm -rf {} ::: src lib"),
+            ("su -c 'rm -rf /srv/data' root", "1:rm -rf /srv/data"),
+            ("su - deploy -lc 'git reset --hard'", "1:git reset --hard"),
+            ("ansible all -m shell -a 'rm -rf /opt/app'", "1:rm -rf /opt/app"),
+            ("ansible web -a 'rm -rf /opt/app'", "1:rm -rf /opt/app"),
+            ("tmux new -d -s wipe 'rm -rf ~/scratch'", "1:rm -rf ~/scratch"),
+            ("pssh -h hosts.txt -i 'rm -rf /var/log/app'", "1:rm -rf /var/log/app"),
+            ("at now + 1 hour <<< 'rm -rf ~/scratch'", "1:rm -rf ~/scratch"),
+        ] {
+            let commands = commands(text);
+            assert!(commands.contains(&run.to_owned()), "{text:?}: {commands:?}");
+        }
+        // Not a command line: a copy's arguments, a file name with a space, a listing.
+        assert!(
+            !commands("ansible all -m copy -a 'src=a dest=/etc/b'")
+                .iter()
+                .any(|c| c.starts_with("1:"))
+        );
+        assert_eq!(commands("time 'my tool' --x"), ["my tool --x"]);
+        assert_eq!(commands("tmux ls"), ["tmux ls"]);
+    }
+
+    #[test]
     fn a_heredoc_printed_by_cat_is_the_script() {
         for text in [
             "bash -c \"$(cat <<EOF\nrm -rf /\nEOF\n)\"",

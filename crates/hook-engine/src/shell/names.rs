@@ -266,6 +266,13 @@ pub(super) const INLINE_NAMES: &[&str] = &[
     "find",
     "git",
     "script",
+    "su",
+    "ansible",
+    "tmux",
+    "pssh",
+    "parallel-ssh",
+    "at",
+    "batch",
 ];
 
 /// The ends of [`INLINE_NAMES`], and of every name from `python` up to 16 bytes long.

@@ -83,6 +83,15 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     parsed.commands[index].name =
         parsed.name_index(Span::new(start + name.start..start + name.end));
     let base = Span::new(start + name.start..word.end as usize);
+    // `watch 'rm -rf x'`, `parallel 'rm -rf {}' ::: a b`: they hand their words to a shell,
+    // so a program word that is a command line is read as one.
+    if !plain
+        && parsed.word(i).contains([' ', '\t', '\n', ';', '&', '|'])
+        && (words.start..i).any(|j| matches!(basename(parsed.word(j)), "watch" | "parallel"))
+    {
+        let line: Vec<&str> = (i..words.end).map(|j| parsed.word(j)).collect();
+        return Some(Inline::Text(line.join(" ")));
+    }
     // Most programs run nothing inline: they are told apart without trying each reader.
     let inline = runs_inline(parsed.span(base));
     let mut buffer = [0u8; 16];
@@ -152,6 +161,10 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
             .find(|&j| matches!(parsed.word(j), ";" | "+" | "\\;"))
             .unwrap_or(words.end);
         return (start < end).then_some(Inline::Argv(start..end));
+    }
+    if matches!(name, "at" | "batch") {
+        // `at now + 1 hour <<< CMD`, `echo CMD | at midnight`: a shell runs its input later.
+        return stdin.map(Inline::Word);
     }
     runs_for_each(parsed, name, rest, words.end)
 }
@@ -515,9 +528,10 @@ fn string_literal(bytes: &[u8], at: usize) -> (String, usize) {
     (String::from_utf8_lossy(&out).into_owned(), j)
 }
 
-/// What `git submodule foreach` and `script -c` have a shell run (the readers of `settle` that
-/// are not shells, interpreters or runners): the words after `foreach` (its options past), or
-/// `script`'s `-c` value. `rest` are the words after the program, up to `end`.
+/// What `git submodule foreach`, `script -c`, `su -c`, `ansible -a`, `tmux new` and `pssh`
+/// have a shell run (the readers of `settle` that are not shells, interpreters or runners): the
+/// words after `foreach` (its options past), the value of `-c` (`-a`), the words after `tmux`'s
+/// options, `pssh`'s last operand. `rest` are the words after the program, up to `end`.
 fn runs_for_each(parsed: &Parsed, name: &str, rest: Range<usize>, end: usize) -> Option<Inline> {
     if name == "git" {
         // `git submodule foreach [--recursive] CMD…`: a shell runs CMD in every submodule.
@@ -534,6 +548,62 @@ fn runs_for_each(parsed: &Parsed, name: &str, rest: Range<usize>, end: usize) ->
             j += 1;
         }
         return (j < end).then_some(Inline::Words(j..end));
+    }
+    if matches!(name, "su" | "ansible") {
+        // `su -c CMD [user]`, `su -lc CMD`, `su --command=CMD`: a shell runs CMD as the user.
+        // `ansible HOSTS -a CMD` with the command, shell or raw module (command by default).
+        let option = if name == "su" { "c" } else { "a" };
+        if name == "ansible" {
+            let module = rest
+                .clone()
+                .find(|&j| matches!(parsed.word(j), "-m" | "--module-name"))
+                .and_then(|j| (j + 1 < end).then(|| parsed.word(j + 1)));
+            let module = module.map(|m| m.rsplit('.').next().unwrap_or(m));
+            if !matches!(module, None | Some("command" | "shell" | "raw")) {
+                return None;
+            }
+        }
+        for j in rest.clone() {
+            let word = parsed.word(j);
+            let long = if name == "su" { "--command" } else { "--args" };
+            if let Some(command) = word.strip_prefix(long).and_then(|w| w.strip_prefix('=')) {
+                return Some(Inline::Text(command.to_owned()));
+            }
+            let short = word.len() > 1 && word.starts_with('-') && !word.starts_with("--");
+            if word == long || (short && word[1..].ends_with(option)) {
+                return (j + 1 < end).then_some(Inline::Word(j + 1));
+            }
+        }
+        return None;
+    }
+    if name == "tmux" {
+        // `tmux new -d -s NAME CMD…`, `split-window`, `respawn-pane`: a shell runs CMD.
+        let verb = rest.clone().find(|&j| !parsed.word(j).starts_with('-'))?;
+        if !matches!(
+            parsed.word(verb),
+            "new"
+                | "new-session"
+                | "new-window"
+                | "neww"
+                | "split-window"
+                | "splitw"
+                | "respawn-pane"
+        ) {
+            return None;
+        }
+        let mut j = verb + 1;
+        while j < end && parsed.word(j).starts_with('-') {
+            let valued = matches!(
+                parsed.word(j),
+                "-s" | "-n" | "-c" | "-t" | "-x" | "-y" | "-F" | "-e" | "-l"
+            );
+            j += if valued { 2 } else { 1 };
+        }
+        return (j < end).then_some(Inline::Words(j..end));
+    }
+    if matches!(name, "pssh" | "parallel-ssh") {
+        // `pssh -h HOSTS -i CMD`: a shell on each host runs the last operand.
+        return (rest.len() > 1).then_some(Inline::Word(end - 1));
     }
     if name == "script" {
         // `script -c CMD`, `script -qc CMD file`, `script --command=CMD`: a shell runs CMD.
