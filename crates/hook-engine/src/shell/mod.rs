@@ -778,6 +778,9 @@ mod tests {
         );
         assert_eq!(commands("time 'my tool' --x"), ["my tool --x"]);
         assert_eq!(commands("tmux ls"), ["tmux ls"]);
+        assert!(
+            !commands("parallel --dry-run 'rm -rf {}' ::: a").iter().any(|c| c.starts_with("1:"))
+        );
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub(super) fn settle(parsed: &mut Parsed, index: usize) -> Option<Inline> {
     if !plain
         && parsed.word(i).contains([' ', '\t', '\n', ';', '&', '|'])
         && (words.start..i).any(|j| matches!(basename(parsed.word(j)), "watch" | "parallel"))
+        // `parallel --dry-run` prints the command lines instead.
+        && !(words.start..i).any(|j| parsed.word(j) == "--dry-run")
     {
         let line: Vec<&str> = (i..words.end).map(|j| parsed.word(j)).collect();
         return Some(Inline::Text(line.join(" ")));
